@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# One setup for a fresh machine (Debian bookworm, root or sudo): system packages, the NVIDIA
+# wheels (NCCL + CUDA runtime) in the project-local prefix .deps/, the local control plane
+# binaries (cached by version), and the C++ build in build/. Safe to run again: each step
+# skips what is already there.
+#
+#   scripts/setup.sh [--build-dir DIR] [--no-build]
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build_dir="$root/build"
+do_build=1
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --build-dir) build_dir=$2; shift 2 ;;
+    --no-build) do_build=0; shift ;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+    *) echo "setup.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+log() { echo "[setup] $*" >&2; }
+t0=$(date +%s)
+
+packages=(build-essential cmake ninja-build pkg-config git curl openssl iproute2 python3 python3-pip
+          libcurl4-openssl-dev libssl-dev libboost1.74-dev libcpp-httplib-dev nlohmann-json3-dev
+          libgtest-dev libgmock-dev)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing Debian packages: ${missing[*]}"
+  sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd=sudo
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo_cmd apt-get update -q >/dev/null
+  $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ -x "$root/scripts/install-nvidia-wheels.sh" ]; then
+  "$root/scripts/install-nvidia-wheels.sh"
+fi
+
+log "control plane binaries (cached by version)"
+"$root/tests/controlplane/build.sh" >/dev/null
+
+if [ "$do_build" -eq 1 ]; then
+  log "building into $build_dir"
+  cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+  cmake --build "$build_dir" -j "$(nproc)"
+fi
+log "done in $(( $(date +%s) - t0 ))s"

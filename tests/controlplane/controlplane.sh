@@ -1,0 +1,170 @@
+#!/usr/bin/env bash
+# A real local Kubernetes control plane for tests and the demo: etcd, kube-apiserver (TLS,
+# RBAC, service-account token signing) and kube-controller-manager (garbage collection,
+# service accounts, namespaces, Jobs) on free loopback ports.
+#
+#   controlplane.sh up --dir D          start, wait for /readyz, write D/kubeconfig and D/env
+#   controlplane.sh down --dir D        stop everything started in D (always safe to call)
+#   controlplane.sh restart-apiserver --dir D   stop kube-apiserver and start it again, same port
+#   controlplane.sh status --dir D      exit 0 when /readyz answers ok
+#
+# D/env holds: KUBECONFIG, APISERVER_URL, ETCD_URL, CONTROLPLANE_BIN, CONTROLPLANE_DIR.
+# Extra kube-apiserver flags can be passed in $CONTROLPLANE_APISERVER_FLAGS.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cmd=${1:-}; shift || true
+dir=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --dir) dir=$2; shift 2 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    *) echo "controlplane.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n '2,13p' "$0" >&2; exit 2; }
+mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+log() { echo "[controlplane] $*" >&2; }
+
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+
+wait_ready() {  # wait_ready <seconds>
+  local deadline=$(( $(date +%s) + $1 ))
+  # shellcheck source=/dev/null
+  source "$dir/env"
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    if curl -sf --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" \
+         "$APISERVER_URL/readyz" >/dev/null 2>&1; then return 0; fi
+    for p in apiserver etcd; do
+      if [ -f "$dir/$p.pid" ] && ! kill -0 "$(cat "$dir/$p.pid")" 2>/dev/null; then
+        log "$p exited; last lines of $dir/logs/$p.log:"; tail -20 "$dir/logs/$p.log" >&2; return 1
+      fi
+    done
+    sleep 0.2
+  done
+  log "kube-apiserver not ready after $1s; see $dir/logs/apiserver.log"; return 1
+}
+
+make_pki() {
+  local pki="$dir/pki"; mkdir -p "$pki"; cd "$pki"
+  [ -f ca.crt ] && return 0
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 -subj "/CN=nccl-operator-test-ca" 2>/dev/null
+  openssl genrsa -out sa.key 2048 2>/dev/null
+  openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
+  sign() {  # sign <name> <subject> [san]
+    openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
+    if [ -n "${3:-}" ]; then printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$3" > "$1.ext"
+    else printf 'extendedKeyUsage=clientAuth\n' > "$1.ext"; fi
+    openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$1.crt" -days 3650 -extfile "$1.ext" 2>/dev/null
+  }
+  sign apiserver "/CN=kube-apiserver" "IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  sign admin "/O=system:masters/CN=admin"
+  sign controller-manager "/CN=system:kube-controller-manager"
+  cd - >/dev/null
+}
+
+write_kubeconfig() {  # write_kubeconfig <file> <user>
+  local b64; b64() { base64 -w0 < "$1"; }
+  cat > "$1" <<KC
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster:
+    server: $APISERVER_URL
+    certificate-authority-data: $(b64 "$dir/pki/ca.crt")
+users:
+- name: $2
+  user:
+    client-certificate-data: $(b64 "$dir/pki/$2.crt")
+    client-key-data: $(b64 "$dir/pki/$2.key")
+contexts:
+- name: local
+  context:
+    cluster: local
+    user: $2
+    namespace: default
+current-context: local
+KC
+}
+
+start_apiserver() {
+  # shellcheck source=/dev/null
+  source "$dir/env"
+  local port=${APISERVER_URL##*:}
+  # shellcheck disable=SC2086
+  nohup "$CONTROLPLANE_BIN/kube-apiserver" \
+    --etcd-servers="$ETCD_URL" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
+    --secure-port="$port" --cert-dir="$dir/pki" \
+    --tls-cert-file="$dir/pki/apiserver.crt" --tls-private-key-file="$dir/pki/apiserver.key" \
+    --client-ca-file="$dir/pki/ca.crt" --authorization-mode=RBAC \
+    --service-account-key-file="$dir/pki/sa.pub" --service-account-signing-key-file="$dir/pki/sa.key" \
+    --service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.0.0.0/24 \
+    --allow-privileged=true --profiling=false --enable-priority-and-fairness=false \
+    ${CONTROLPLANE_APISERVER_FLAGS:-} >"$dir/logs/apiserver.log" 2>&1 &
+  echo $! > "$dir/apiserver.pid"
+}
+
+stop_pid() {  # stop_pid <name>
+  local f="$dir/$1.pid"
+  [ -f "$f" ] || return 0
+  local pid; pid=$(cat "$f")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$f"
+}
+
+case "$cmd" in
+  up)
+    bin=$("$here/build.sh" | tail -1)
+    mkdir -p "$dir/logs"
+    [ -f "$dir/apiserver.pid" ] && "$0" down --dir "$dir"
+    make_pki
+    etcd_port=$(free_port); peer_port=$(free_port); api_port=$(free_port)
+    cat > "$dir/env" <<ENV
+export CONTROLPLANE_DIR=$dir
+export CONTROLPLANE_BIN=$bin
+export ETCD_URL=http://127.0.0.1:$etcd_port
+export APISERVER_URL=https://127.0.0.1:$api_port
+export KUBECONFIG=$dir/kubeconfig
+ENV
+    # shellcheck source=/dev/null
+    source "$dir/env"
+    rm -rf "$dir/etcd-data"
+    nohup "$bin/etcd" --data-dir="$dir/etcd-data" --name=default \
+      --listen-client-urls="$ETCD_URL" --advertise-client-urls="$ETCD_URL" \
+      --listen-peer-urls="http://127.0.0.1:$peer_port" --initial-advertise-peer-urls="http://127.0.0.1:$peer_port" \
+      --initial-cluster="default=http://127.0.0.1:$peer_port" --unsafe-no-fsync \
+      >"$dir/logs/etcd.log" 2>&1 &
+    echo $! > "$dir/etcd.pid"
+    start_apiserver
+    write_kubeconfig "$dir/kubeconfig" admin
+    write_kubeconfig "$dir/controller-manager.kubeconfig" controller-manager
+    started=$(date +%s)
+    wait_ready 90
+    nohup "$bin/kube-controller-manager" --kubeconfig="$dir/controller-manager.kubeconfig" \
+      --authentication-kubeconfig="$dir/controller-manager.kubeconfig" \
+      --authorization-kubeconfig="$dir/controller-manager.kubeconfig" \
+      --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller \
+      --service-account-private-key-file="$dir/pki/sa.key" --root-ca-file="$dir/pki/ca.crt" \
+      --leader-elect=false --secure-port=0 --use-service-account-credentials=false \
+      >"$dir/logs/controller-manager.log" 2>&1 &
+    echo $! > "$dir/controller-manager.pid"
+    log "ready in $(( $(date +%s) - started ))s at $APISERVER_URL (KUBECONFIG=$dir/kubeconfig)"
+    ;;
+  down)
+    for p in controller-manager apiserver etcd; do stop_pid "$p"; done
+    ;;
+  restart-apiserver)
+    stop_pid apiserver
+    start_apiserver
+    wait_ready 60
+    ;;
+  status)
+    curl -sf --cacert "$dir/pki/ca.crt" --cert "$dir/pki/admin.crt" --key "$dir/pki/admin.key" \
+      "$(. "$dir/env"; echo "$APISERVER_URL")/readyz" >/dev/null
+    ;;
+  *) echo "controlplane.sh: unknown command $cmd (up|down|restart-apiserver|status)" >&2; exit 2 ;;
+esac
