@@ -86,7 +86,9 @@ class Informer {
 
  private:
   void Run(std::stop_token stop);
-  bool ListOnce(std::stop_token stop);
+  bool ListOnce(std::stop_token stop, Backoff* backoff);
+  void Resync(std::stop_token stop);
+  void SetLastResourceVersion(const std::string& rv);
 
   std::shared_ptr<Client> client_;
   Resource resource_;
@@ -100,6 +102,9 @@ class Informer {
   mutable std::mutex mu_;
   mutable std::condition_variable_any sync_cv_;
   std::string last_rv_;  // guarded by mu_
+  bool stopped_ = false;  // guarded by mu_
+  std::mutex dispatch_mu_;  // serialises store updates and handler calls (watch vs resync)
+  std::jthread resync_thread_;
   std::jthread thread_;
 };
 

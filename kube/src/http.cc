@@ -1,0 +1,238 @@
+#include "http.h"
+
+#include <curl/curl.h>
+
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "logging/log.h"
+
+namespace kube::internal {
+namespace {
+
+// Service-account tokens are rotated by the kubelet; re-reading every minute picks up a new
+// one long before the old one expires.
+constexpr std::chrono::seconds kTokenRereadPeriod{60};
+constexpr std::size_t kMaxIdleHandles = 16;
+
+void GlobalInit() {
+  static std::once_flag once;
+  std::call_once(once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+}
+
+struct Transfer {
+  const HttpRequest* request;
+  CURL* curl;
+  HttpResult* result;
+  bool decided = false;  // whether the response code has been looked at
+  bool success = false;  // 2xx
+  bool aborted_by_handler = false;
+};
+
+size_t OnWrite(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const size_t len = size * n;
+  if (!t->request->streaming || !t->request->on_data) {
+    t->result->body.append(data, len);
+    return len;
+  }
+  if (!t->decided) {
+    long code = 0;
+    curl_easy_getinfo(t->curl, CURLINFO_RESPONSE_CODE, &code);
+    t->success = code >= 200 && code < 300;
+    t->decided = true;
+  }
+  if (!t->success) {
+    constexpr std::size_t kMaxErrorBody = 64 * 1024;
+    if (t->result->body.size() < kMaxErrorBody) t->result->body.append(data, len);
+    return len;
+  }
+  if (!t->request->on_data(std::string_view(data, len))) {
+    t->aborted_by_handler = true;
+    return 0;  // makes curl stop with CURLE_WRITE_ERROR
+  }
+  return len;
+}
+
+int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
+  auto* t = static_cast<Transfer*>(user);
+  return t->request->stop.stop_requested() ? 1 : 0;
+}
+
+bool ReadFile(const std::string& path, std::string* out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  *out = ss.str();
+  return true;
+}
+
+void SetBlob(CURL* curl, CURLoption option, const std::string& data) {
+  curl_blob blob{const_cast<char*>(data.data()), data.size(), CURL_BLOB_COPY};
+  curl_easy_setopt(curl, option, &blob);
+}
+
+}  // namespace
+
+HttpTransport::HttpTransport(const Config& config, const ClientOptions& options)
+    : config_(config), options_(options) {
+  GlobalInit();
+}
+
+HttpTransport::~HttpTransport() {
+  for (void* h : pool_) curl_easy_cleanup(static_cast<CURL*>(h));
+}
+
+void* HttpTransport::AcquireHandle() {
+  {
+    std::lock_guard lock(pool_mu_);
+    if (!pool_.empty()) {
+      void* h = pool_.back();
+      pool_.pop_back();
+      return h;
+    }
+  }
+  return curl_easy_init();
+}
+
+void HttpTransport::ReleaseHandle(void* handle) {
+  std::lock_guard lock(pool_mu_);
+  if (pool_.size() < kMaxIdleHandles) {
+    pool_.push_back(handle);
+  } else {
+    curl_easy_cleanup(static_cast<CURL*>(handle));
+  }
+}
+
+void HttpTransport::InvalidateToken() {
+  std::lock_guard lock(token_mu_);
+  token_loaded_ = false;
+}
+
+std::string HttpTransport::BearerToken() {
+  if (config_.token_file.empty()) return config_.token;
+  std::lock_guard lock(token_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (!token_loaded_ || now - token_read_ >= kTokenRereadPeriod) {
+    std::string fresh;
+    if (ReadFile(config_.token_file, &fresh)) {
+      while (!fresh.empty() && (fresh.back() == '\n' || fresh.back() == '\r' || fresh.back() == ' ')) {
+        fresh.pop_back();
+      }
+      token_ = fresh;
+    } else {
+      logging::Warn("kube", "cannot re-read token file; using the previous token",
+                    {{"file", config_.token_file}});
+    }
+    token_loaded_ = true;
+    token_read_ = now;
+  }
+  return token_.empty() ? config_.token : token_;
+}
+
+HttpResult HttpTransport::Perform(const HttpRequest& request) {
+  HttpResult result;
+  CURL* curl = static_cast<CURL*>(AcquireHandle());
+  if (curl == nullptr) {
+    result.transport = Status::Transport("curl_easy_init failed");
+    return result;
+  }
+  curl_easy_reset(curl);  // keeps the connection cache, forgets the previous options
+  Transfer transfer{&request, curl, &result};
+  char error_buffer[CURL_ERROR_SIZE] = {0};
+
+  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
+  curl_easy_setopt(curl, CURLOPT_USERAGENT, options_.user_agent.c_str());
+  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(options_.connect_timeout.count()));
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, 30L);
+  curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, 15L);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnWrite);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
+  curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+  curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
+  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &transfer);
+  if (request.streaming) {
+    // No overall timeout: a watch lives for minutes. A stream that stays silent longer than
+    // the server's own timeout plus slack is dead.
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+    curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(request.low_speed_time.count()));
+  } else {
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+  }
+
+  // TLS: the cluster CA, optional client certificate, or (only when allowed) no checks.
+  if (!config_.ca_data.empty()) SetBlob(curl, CURLOPT_CAINFO_BLOB, config_.ca_data);
+  else if (!config_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, config_.ca_file.c_str());
+  if (!config_.client_cert_data.empty()) {
+    SetBlob(curl, CURLOPT_SSLCERT_BLOB, config_.client_cert_data);
+    curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
+  } else if (!config_.client_cert_file.empty()) {
+    curl_easy_setopt(curl, CURLOPT_SSLCERT, config_.client_cert_file.c_str());
+  }
+  if (!config_.client_key_data.empty()) {
+    SetBlob(curl, CURLOPT_SSLKEY_BLOB, config_.client_key_data);
+    curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
+  } else if (!config_.client_key_file.empty()) {
+    curl_easy_setopt(curl, CURLOPT_SSLKEY, config_.client_key_file.c_str());
+  }
+  if (config_.insecure_skip_tls_verify) {
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+
+  curl_slist* headers = nullptr;
+  headers = curl_slist_append(headers, "Accept: application/json");
+  headers = curl_slist_append(headers, "Expect:");
+  std::string content_type_header;
+  if (!request.content_type.empty()) {
+    content_type_header = "Content-Type: " + std::string(request.content_type);
+    headers = curl_slist_append(headers, content_type_header.c_str());
+  }
+  std::string auth_header;
+  if (std::string token = BearerToken(); !token.empty()) {
+    auth_header = "Authorization: Bearer " + token;
+    headers = curl_slist_append(headers, auth_header.c_str());
+  }
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+
+  const std::string method(request.method);
+  if (method == "GET") {
+    curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
+  } else {
+    if (method != "POST") curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
+    if (method != "DELETE" || !request.body.empty()) {
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+    }
+  }
+
+  CURLcode rc = curl_easy_perform(curl);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.code);
+  if (char* ct = nullptr; curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct) {
+    result.content_type = ct;
+  }
+  curl_off_t retry_after = 0;
+  if (curl_easy_getinfo(curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK) {
+    result.retry_after_seconds = static_cast<int>(retry_after);
+  }
+  if (rc == CURLE_ABORTED_BY_CALLBACK || (rc == CURLE_WRITE_ERROR && transfer.aborted_by_handler)) {
+    result.transport = Status::Local("Cancelled", "request cancelled");
+  } else if (rc != CURLE_OK) {
+    std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(rc);
+    result.transport = Status::Transport(method + " " + request.url + ": " + detail);
+    result.code = 0;
+  }
+  curl_slist_free_all(headers);
+  // A handle whose transfer failed may hold a half-read connection; curl closes those itself,
+  // so the handle is safe to reuse.
+  ReleaseHandle(curl);
+  return result;
+}
+
+}  // namespace kube::internal

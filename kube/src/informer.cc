@@ -1,0 +1,225 @@
+#include "kube/informer.h"
+
+#include <random>
+
+#include "logging/log.h"
+
+namespace kube {
+
+void Reflector::ApplyList(std::vector<nlohmann::json>&& items, const std::string& resource_version) {
+  std::vector<ObjectPtr> fresh;
+  std::vector<ObjectPtr> previous;
+  fresh.reserve(items.size());
+  previous.reserve(items.size());
+  for (auto& item : items) {
+    auto object = std::make_shared<const nlohmann::json>(std::move(item));
+    previous.push_back(store_->Get(ObjectKey(*object)));
+    fresh.push_back(std::move(object));
+  }
+  std::vector<ObjectPtr> removed;
+  store_->Replace(fresh, &removed);
+  resource_version_ = resource_version;
+  for (const auto& h : *handlers_) {
+    for (std::size_t i = 0; i < fresh.size(); ++i) {
+      if (previous[i] == nullptr) {
+        if (h.on_add) h.on_add(fresh[i]);
+      } else if (h.on_update) {
+        h.on_update(previous[i], fresh[i]);
+      }
+    }
+    for (const auto& gone : removed) {
+      if (h.on_delete) h.on_delete(gone);
+    }
+  }
+}
+
+bool Reflector::ApplyEvent(WatchEvent&& event) {
+  if (event.type == EventType::kError) return false;
+  std::string rv = event.ResourceVersion();
+  if (!rv.empty()) resource_version_ = std::move(rv);
+  switch (event.type) {
+    case EventType::kAdded:
+    case EventType::kModified: {
+      auto object = std::make_shared<const nlohmann::json>(std::move(event.object));
+      ObjectPtr old = store_->Upsert(object);
+      for (const auto& h : *handlers_) {
+        if (old == nullptr) {
+          if (h.on_add) h.on_add(object);
+        } else if (h.on_update) {
+          h.on_update(old, object);
+        }
+      }
+      break;
+    }
+    case EventType::kDeleted: {
+      ObjectPtr old = store_->Remove(ObjectKey(event.object));
+      ObjectPtr last = std::make_shared<const nlohmann::json>(std::move(event.object));
+      for (const auto& h : *handlers_) {
+        if (h.on_delete) h.on_delete(last);
+      }
+      break;
+    }
+    case EventType::kBookmark:
+    case EventType::kError:
+      break;
+  }
+  return true;
+}
+
+Informer::Informer(std::shared_ptr<Client> client, Resource resource, InformerOptions options)
+    : client_(std::move(client)),
+      resource_(std::move(resource)),
+      options_(std::move(options)),
+      reflector_(&store_, &handlers_) {
+  if (options_.name.empty()) options_.name = resource_.plural;
+}
+
+Informer::~Informer() { Stop(); }
+
+void Informer::AddEventHandlers(EventHandlers handlers) {
+  std::lock_guard lock(dispatch_mu_);
+  handlers_.push_back(std::move(handlers));
+}
+
+void Informer::Start() {
+  if (thread_.joinable()) return;
+  thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+  if (options_.resync_period.count() > 0) {
+    resync_thread_ = std::jthread([this](std::stop_token stop) { Resync(stop); });
+  }
+}
+
+void Informer::Stop() {
+  if (thread_.joinable()) {
+    thread_.request_stop();
+    thread_.join();
+  }
+  if (resync_thread_.joinable()) {
+    resync_thread_.request_stop();
+    resync_thread_.join();
+  }
+  {
+    std::lock_guard lock(mu_);
+    stopped_ = true;
+  }
+  sync_cv_.notify_all();
+}
+
+bool Informer::WaitForSync(std::chrono::milliseconds timeout) const {
+  std::unique_lock lock(mu_);
+  sync_cv_.wait_for(lock, timeout, [this] { return synced_.load() || stopped_; });
+  return synced_.load();
+}
+
+std::string Informer::last_resource_version() const {
+  std::lock_guard lock(mu_);
+  return last_rv_;
+}
+
+void Informer::SetLastResourceVersion(const std::string& rv) {
+  std::lock_guard lock(mu_);
+  last_rv_ = rv;
+}
+
+bool Informer::ListOnce(std::stop_token stop, Backoff* backoff) {
+  ListOptions lo;
+  lo.label_selector = options_.label_selector;
+  lo.field_selector = options_.field_selector;
+  auto list = client_->List(resource_, options_.namespace_, lo);
+  if (!list.ok()) {
+    auto delay = backoff->Next();
+    logging::Warn("kube", "list failed; retrying",
+                  {{"informer", options_.name},
+                   {"error", list.status().ToString()},
+                   {"attempt", std::to_string(backoff->attempts())},
+                   {"retry_in_ms", std::to_string(delay.count())}});
+    SleepFor(delay, stop);
+    return false;
+  }
+  {
+    std::lock_guard lock(dispatch_mu_);
+    reflector_.ApplyList(std::move(list->items), list->resource_version);
+  }
+  SetLastResourceVersion(list->resource_version);
+  if (!synced_.exchange(true)) {
+    { std::lock_guard lock(mu_); }
+    sync_cv_.notify_all();
+  }
+  return true;
+}
+
+void Informer::Run(std::stop_token stop) {
+  Backoff backoff(options_.backoff);
+  std::mt19937 rng(std::random_device{}());
+  bool need_list = true;
+  while (!stop.stop_requested()) {
+    if (need_list) {
+      if (!ListOnce(stop, &backoff)) continue;
+      need_list = false;
+    }
+    WatchOptions wo;
+    wo.label_selector = options_.label_selector;
+    wo.field_selector = options_.field_selector;
+    wo.resource_version = reflector_.resource_version();
+    wo.allow_bookmarks = true;
+    // Spread watch ends so many informers do not reconnect at the same moment.
+    const int base = std::max(1, options_.watch_timeout_seconds);
+    wo.timeout_seconds = base + static_cast<int>(rng() % static_cast<unsigned>(base));
+
+    bool bad_event = false;
+    int events = 0;
+    const auto started = std::chrono::steady_clock::now();
+    Status s = client_->Watch(
+        resource_, options_.namespace_, wo,
+        [&](WatchEvent&& event) {
+          if (bad_event) return false;  // a skipped event may hide a delete: relist
+          ++events;
+          std::lock_guard lock(dispatch_mu_);
+          reflector_.ApplyEvent(std::move(event));
+          SetLastResourceVersion(reflector_.resource_version());
+          return true;
+        },
+        stop,
+        [&](const Status& error) {
+          bad_event = true;
+          logging::Warn("kube", "skipping a watch event that cannot be decoded; will relist",
+                        {{"informer", options_.name}, {"error", error.ToString()}});
+        });
+    if (stop.stop_requested()) break;
+    watch_restarts_.fetch_add(1);
+    if (bad_event || s.IsGone()) {
+      if (s.IsGone()) {
+        logging::Info("kube", "watch resourceVersion expired; relisting",
+                      {{"informer", options_.name}, {"resource_version", wo.resource_version}});
+      }
+      relists_.fetch_add(1);
+      need_list = true;
+      continue;
+    }
+    const bool short_lived = std::chrono::steady_clock::now() - started < std::chrono::seconds(1);
+    if (s.ok() && events > 0) backoff.Reset();
+    if (s.ok() && !short_lived) continue;  // the server ended the watch on time: rewatch
+    // Broken connection, API server away, RBAC error, or a watch that ends at once: wait.
+    auto delay = backoff.Next();
+    logging::Warn("kube", "watch ended; reconnecting",
+                  {{"informer", options_.name},
+                   {"error", s.ok() ? "stream closed at once" : s.ToString()},
+                   {"attempt", std::to_string(backoff.attempts())},
+                   {"retry_in_ms", std::to_string(delay.count())}});
+    SleepFor(delay, stop);
+  }
+}
+
+void Informer::Resync(std::stop_token stop) {
+  while (SleepFor(std::chrono::duration_cast<std::chrono::milliseconds>(options_.resync_period), stop)) {
+    if (!synced_.load()) continue;
+    std::lock_guard lock(dispatch_mu_);
+    for (const auto& object : store_.List()) {
+      for (const auto& h : handlers_) {
+        if (h.on_update) h.on_update(object, object);
+      }
+    }
+  }
+}
+
+}  // namespace kube
