@@ -1,0 +1,117 @@
+// The NcclJob resource as the operator sees it: spec with its defaults applied, and status.
+// Parsing never throws: a document the operator cannot use gives a Status whose message
+// names the field and says what to change (the CRD schema rejects most such input first;
+// this covers what slips past it, e.g. an old CRD or a direct etcd write).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "api/time.h"
+#include "kube/status.h"
+
+namespace ncclop::api {
+
+using Json = nlohmann::json;
+
+struct FailurePolicy {
+  int max_restarts = 3;
+  int backoff_seconds = 10;
+  int max_backoff_seconds = 300;
+  std::vector<int> fail_fast_exit_codes;
+};
+
+struct NcclJobSpec {
+  int replicas = 1;
+  int gpus_per_pod = 1;
+  int init_timeout_seconds = 300;
+  bool suspend = false;
+  std::optional<std::int64_t> ttl_seconds_after_finished;
+  std::string socket_ifname;  // "" = let the runtime choose
+  FailurePolicy failure_policy;
+  Json pod_template;              // a PodTemplateSpec (metadata + spec)
+  std::string trainer_container;  // resolved: the annotated one or the first container
+
+  // NCCL ranks in the job: replicas * max(gpusPerPod, 1).
+  int WorldSize() const { return replicas * LocalWorldSize(); }
+  int LocalWorldSize() const { return gpus_per_pod > 0 ? gpus_per_pod : 1; }
+};
+
+struct Condition {
+  std::string type;
+  std::string status;  // "True", "False", "Unknown"
+  std::string reason;
+  std::string message;
+  std::string last_transition_time;
+  std::int64_t observed_generation = 0;
+  bool operator==(const Condition&) const = default;
+};
+
+// Condition types (DESIGN.md) and the one-word states of status.state.
+namespace condition {
+inline constexpr const char* kCreated = "Created";
+inline constexpr const char* kRunning = "Running";
+inline constexpr const char* kRestarting = "Restarting";
+inline constexpr const char* kIdPublished = "IdPublished";
+inline constexpr const char* kSuspended = "Suspended";
+inline constexpr const char* kSucceeded = "Succeeded";
+inline constexpr const char* kFailed = "Failed";
+}  // namespace condition
+
+namespace state {
+inline constexpr const char* kPending = "Pending";
+inline constexpr const char* kRunning = "Running";
+inline constexpr const char* kRestarting = "Restarting";
+inline constexpr const char* kSucceeded = "Succeeded";
+inline constexpr const char* kFailed = "Failed";
+inline constexpr const char* kSuspended = "Suspended";
+}  // namespace state
+
+struct NcclJobStatus {
+  std::int64_t observed_generation = 0;
+  std::string state;
+  int attempt = 0;  // 0: no attempt started yet
+  int restarts = 0;
+  int ready = 0;
+  int active = 0;
+  int succeeded = 0;
+  int failed = 0;
+  std::string start_time;
+  std::string attempt_start_time;
+  std::string restart_after;
+  std::string completion_time;
+  std::string id_published_time;
+  std::vector<Condition> conditions;
+
+  const Condition* Find(const std::string& type) const;
+  bool IsTrue(const std::string& type) const;
+  bool Finished() const { return IsTrue(condition::kSucceeded) || IsTrue(condition::kFailed); }
+  bool operator==(const NcclJobStatus&) const = default;
+};
+
+struct NcclJob {
+  std::string name;
+  std::string namespace_;
+  std::string uid;
+  std::int64_t generation = 0;
+  std::string resource_version;
+  bool being_deleted = false;
+  // Set when the spec cannot be used; the job is then marked Failed (reason InvalidSpec)
+  // instead of being dropped, so the user sees why.
+  std::string spec_error;
+  NcclJobSpec spec;
+  NcclJobStatus status;
+};
+
+// The whole object; an error only when metadata is unusable (no name/namespace/uid). The
+// spec is parsed strictly (errors land in spec_error), the status leniently (we wrote it).
+kube::Result<NcclJob> ParseNcclJob(const Json& object);
+kube::Result<NcclJobSpec> ParseSpec(const Json& spec);
+NcclJobStatus ParseStatus(const Json& status);
+Json StatusToJson(const NcclJobStatus& status);
+
+}  // namespace ncclop::api

@@ -1,0 +1,23 @@
+#include "desired/metadata.h"
+
+#include "api/names.h"
+
+namespace ncclop::desired {
+
+Json OwnerReference(const api::NcclJob& job) {
+  return {{"apiVersion", api::kApiVersion},
+          {"kind", api::kKind},
+          {"name", job.name},
+          {"uid", job.uid},
+          {"controller", true},
+          {"blockOwnerDeletion", true}};
+}
+
+Json ObjectMetadata(const api::NcclJob& job, const std::string& name) {
+  return {{"name", name},
+          {"namespace", job.namespace_},
+          {"labels", {{std::string(api::kLabelJobName), job.name}}},
+          {"ownerReferences", Json::array({OwnerReference(job)})}};
+}
+
+}  // namespace ncclop::desired

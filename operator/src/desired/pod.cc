@@ -1,0 +1,135 @@
+#include "desired/pod.h"
+
+#include <set>
+
+#include "api/names.h"
+
+namespace ncclop::desired {
+namespace {
+
+Json Var(const std::string& name, const std::string& value) { return {{"name", name}, {"value", value}}; }
+
+Json FieldVar(const std::string& name, const std::string& field_path) {
+  return {{"name", name}, {"valueFrom", {{"fieldRef", {{"fieldPath", field_path}}}}}};
+}
+
+// The contract's variables win over the user's of the same name: a trainer must never see a
+// rank or attempt that disagrees with its pod's labels.
+void InjectEnv(Json& container, const Json& contract_env) {
+  std::set<std::string> ours;
+  for (const Json& v : contract_env) ours.insert(v["name"].get<std::string>());
+  Json env = Json::array();
+  if (container.contains("env") && container["env"].is_array()) {
+    for (const Json& v : container["env"]) {
+      if (v.is_object() && v.contains("name") && ours.count(v["name"].get<std::string>()) == 0) env.push_back(v);
+    }
+  }
+  for (const Json& v : contract_env) env.push_back(v);
+  container["env"] = std::move(env);
+}
+
+void SetGpuLimit(Json& container, int gpus) {
+  const std::string kGpu = "nvidia.com/gpu";
+  Json& resources = container["resources"];
+  if (!resources.is_object()) resources = Json::object();
+  resources["limits"][kGpu] = std::to_string(gpus);
+  // Extended resources need requests == limits; keep a user's request consistent.
+  if (resources.contains("requests") && resources["requests"].is_object() && resources["requests"].contains(kGpu)) {
+    resources["requests"][kGpu] = std::to_string(gpus);
+  }
+}
+
+Json HttpProbe(const char* path, int period_seconds) {
+  return {{"httpGet", {{"path", path}, {"port", api::kSidecarProbePort}}},
+          {"periodSeconds", period_seconds},
+          {"failureThreshold", 3}};
+}
+
+Json Sidecar(const std::string& image, const Json& contract_env) {
+  return {{"name", api::kSidecarContainerName},
+          {"image", image},
+          {"command", {"nccl-sidecar"}},
+          {"restartPolicy", "Always"},
+          {"env", contract_env},
+          {"ports",
+           Json::array({{{"name", "id-api"}, {"containerPort", api::kSidecarApiPort}, {"protocol", "TCP"}},
+                        {{"name", "probes"}, {"containerPort", api::kSidecarProbePort}, {"protocol", "TCP"}}})},
+          {"readinessProbe", HttpProbe("/readyz", 2)},
+          {"livenessProbe", HttpProbe("/healthz", 10)},
+          {"resources", {{"requests", {{"cpu", "10m"}, {"memory", "32Mi"}}}}}};
+}
+
+Json MergedStringMap(const Json& base, const Json& overrides) {
+  Json out = base.is_object() ? base : Json::object();
+  for (auto& [k, v] : overrides.items()) out[k] = v;
+  return out;
+}
+
+}  // namespace
+
+Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
+  const api::NcclJobSpec& spec = job.spec;
+  const std::string master = api::PodName(job.name, 0) + "." + api::ServiceName(job.name) + "." + job.namespace_ + ".svc";
+  Json env = Json::array({
+      Var("NCCLJOB_NAME", job.name),
+      Var("NCCLJOB_NAMESPACE", job.namespace_),
+      Var("NCCLJOB_UID", job.uid),
+      Var("NCCLJOB_INDEX", std::to_string(index)),
+      Var("NCCLJOB_REPLICAS", std::to_string(spec.replicas)),
+      Var("NCCLJOB_GPUS_PER_POD", std::to_string(spec.gpus_per_pod)),
+      Var("NCCLJOB_WORLD_SIZE", std::to_string(spec.WorldSize())),
+      Var("NCCLJOB_ATTEMPT", std::to_string(attempt)),
+      Var("NCCLJOB_SIDECAR_URL", "http://127.0.0.1:" + std::to_string(api::kSidecarApiPort)),
+      FieldVar("NCCLJOB_POD_IP", "status.podIP"),
+      FieldVar("NCCLJOB_POD_NAME", "metadata.name"),
+      Var("NCCLJOB_INIT_TIMEOUT_SECONDS", std::to_string(spec.init_timeout_seconds)),
+  });
+  if (!spec.socket_ifname.empty()) env.push_back(Var("NCCL_SOCKET_IFNAME", spec.socket_ifname));
+  env.push_back(Var("MASTER_ADDR", master));
+  env.push_back(Var("MASTER_PORT", std::to_string(api::kMasterPort)));
+  env.push_back(Var("WORLD_SIZE", std::to_string(spec.replicas)));
+  env.push_back(Var("RANK", std::to_string(index)));
+  env.push_back(Var("NODE_RANK", std::to_string(index)));
+  env.push_back(Var("NNODES", std::to_string(spec.replicas)));
+  env.push_back(Var("LOCAL_WORLD_SIZE", std::to_string(spec.LocalWorldSize())));
+  return env;
+}
+
+Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& options) {
+  const Json& tmpl = job.spec.pod_template;
+  const Json tmpl_md = tmpl.contains("metadata") && tmpl["metadata"].is_object() ? tmpl["metadata"] : Json::object();
+  const std::string name = api::PodName(job.name, index);
+
+  Json ours = {{std::string(api::kLabelJobName), job.name},
+               {std::string(api::kLabelIndex), std::to_string(index)},
+               {std::string(api::kLabelAttempt), std::to_string(attempt)}};
+  Json metadata = ObjectMetadata(job, name);
+  metadata["labels"] = MergedStringMap(tmpl_md.value("labels", Json::object()), ours);
+  metadata["annotations"] = MergedStringMap(tmpl_md.value("annotations", Json::object()), ours);
+
+  Json spec = tmpl["spec"];
+  const Json env = ContractEnv(job, index, attempt);
+  for (Json& c : spec["containers"]) {
+    InjectEnv(c, env);
+    if (job.spec.gpus_per_pod > 0 && c.value("name", "") == job.spec.trainer_container) {
+      SetGpuLimit(c, job.spec.gpus_per_pod);
+    }
+  }
+  Json init = Json::array({Sidecar(options.sidecar_image, env)});
+  if (spec.contains("initContainers") && spec["initContainers"].is_array()) {
+    for (Json c : spec["initContainers"]) {
+      InjectEnv(c, env);
+      init.push_back(std::move(c));
+    }
+  }
+  spec["initContainers"] = std::move(init);
+  spec["restartPolicy"] = "Never";
+  spec["hostname"] = name;
+  spec["subdomain"] = api::ServiceName(job.name);
+  spec["serviceAccountName"] = api::ServiceAccountName(job.name);
+  spec["automountServiceAccountToken"] = true;
+
+  return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(metadata)}, {"spec", std::move(spec)}};
+}
+
+}  // namespace ncclop::desired

@@ -1,0 +1,271 @@
+// The state machine of one NcclJob. Every branch reads only the job's status and what is
+// observed now, never what happened in an earlier call, so any sequence of crashes and
+// lost events converges (level-triggered).
+#include <set>
+
+#include "api/names.h"
+#include "policy/failure_policy.h"
+#include "policy/plan.h"
+#include "policy/success_policy.h"
+#include "policy/ttl_policy.h"
+#include "status/conditions.h"
+#include "status/counts.h"
+
+namespace ncclop::policy {
+namespace {
+
+class Decider {
+ public:
+  Decider(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& cm, api::Time now)
+      : job_(job), pods_(pods), cm_(cm), now_(now) {
+    plan_.status = job.status;
+    plan_.status.observed_generation = job.generation;
+  }
+
+  Plan Run() {
+    if (job_.being_deleted) return std::move(plan_);
+    if (!job_.spec_error.empty() && !plan_.status.Finished()) {
+      Fail("InvalidSpec", job_.spec_error);
+    }
+    if (plan_.status.Finished()) {
+      Finished();
+    } else if (job_.spec.suspend) {
+      Suspend();
+    } else {
+      Active();
+    }
+    return std::move(plan_);
+  }
+
+ private:
+  api::NcclJobStatus& st() { return plan_.status; }
+  void Set(const char* type, bool is_true, const std::string& reason, const std::string& message) {
+    status::SetCondition(st().conditions, type, is_true, reason, message, job_.generation, now_);
+  }
+  void Emit(const char* type, const std::string& reason, const std::string& message) {
+    plan_.events.push_back({type, reason, message});
+  }
+  std::string Now() const { return api::FormatTime(now_); }
+
+  void UpdateCounts() {
+    status::Counts c = status::CountPods(pods_, st().attempt);
+    st().ready = c.ready;
+    st().active = c.active;
+    st().succeeded = c.succeeded;
+    st().failed = c.failed;
+  }
+
+  void DeletePods(bool include_terminal) {
+    for (const ObservedPod& p : pods_) {
+      if (p.terminating) continue;
+      if (include_terminal || !p.Terminal()) plan_.delete_pods.push_back(p.name);
+    }
+  }
+
+  void Fail(const std::string& reason, const std::string& message) {
+    st().state = api::state::kFailed;
+    if (st().completion_time.empty()) st().completion_time = Now();
+    st().restart_after.clear();
+    Set(api::condition::kFailed, true, reason, message);
+    Set(api::condition::kRunning, false, reason, "the job failed");
+    if (st().Find(api::condition::kRestarting)) Set(api::condition::kRestarting, false, reason, "the job failed");
+    Emit("Warning", reason, message);
+  }
+
+  // Terminal pods stay for their logs; running ones (the rest of a fail-fast attempt) go.
+  void Finished() {
+    DeletePods(/*include_terminal=*/false);
+    UpdateCounts();
+    api::NcclJob finished = job_;
+    finished.status = st();
+    TtlDecision ttl = DecideTtl(finished, now_);
+    plan_.delete_job = ttl.delete_now;
+    plan_.requeue_after = ttl.check_again_in;
+  }
+
+  void Suspend() {
+    DeletePods(/*include_terminal=*/true);
+    st().active = st().ready = 0;
+    if (!st().IsTrue(api::condition::kSuspended)) {
+      st().state = api::state::kSuspended;
+      st().restart_after.clear();
+      Set(api::condition::kSuspended, true, "Suspended", "spec.suspend is true; pods were deleted");
+      Set(api::condition::kRunning, false, "Suspended", "the job is suspended");
+      if (st().Find(api::condition::kRestarting)) Set(api::condition::kRestarting, false, "Suspended", "the job is suspended");
+      Emit("Normal", "Suspended", "deleted the pods of attempt " + std::to_string(st().attempt));
+    }
+  }
+
+  void StartAttempt(int attempt, const std::string& why) {
+    st().attempt = attempt;
+    st().state = api::state::kPending;
+    st().attempt_start_time = Now();
+    if (st().start_time.empty()) st().start_time = Now();
+    st().restart_after.clear();
+    st().id_published_time.clear();
+    Set(api::condition::kCreated, true, "AttemptStarted", "attempt " + std::to_string(attempt) + " started");
+    Set(api::condition::kIdPublished, false, "WaitingForRoot",
+        "waiting for pod " + api::PodName(job_.name, 0) + " to report the id of attempt " + std::to_string(attempt));
+    Set(api::condition::kRunning, false, "PodsStarting", "pods of attempt " + std::to_string(attempt) + " are starting");
+    if (st().Find(api::condition::kRestarting)) Set(api::condition::kRestarting, false, "AttemptStarted", why);
+    plan_.attempt_started = true;
+    Emit("Normal", attempt == 1 ? "Created" : "AttemptStarted",
+         why + ": creating " + std::to_string(job_.spec.replicas) + " pods of attempt " + std::to_string(attempt));
+  }
+
+  void Active() {
+    plan_.ensure_children = true;
+    if (st().IsTrue(api::condition::kSuspended)) {
+      Set(api::condition::kSuspended, false, "Resumed", "spec.suspend is false");
+      Emit("Normal", "Resumed", "the job was resumed");
+      StartAttempt(st().attempt + 1, "resumed");
+    } else if (st().attempt == 0) {
+      StartAttempt(1, "new job");
+    } else if (st().IsTrue(api::condition::kRestarting)) {
+      if (!Backoff()) return;
+    } else if (CurrentAttemptEnded()) {
+      return;
+    }
+    Converge();
+  }
+
+  // Restarting: the failed attempt's pods go away, then the next attempt starts when the
+  // backoff is over. Returns true when the new attempt has started.
+  bool Backoff() {
+    auto after = api::ParseTime(st().restart_after);
+    if (after && now_ < *after) {
+      DeletePods(/*include_terminal=*/true);
+      UpdateCounts();
+      plan_.requeue_after = std::chrono::ceil<std::chrono::seconds>(*after - now_);
+      return false;
+    }
+    StartAttempt(st().attempt + 1, "backoff over after restart " + std::to_string(st().restarts));
+    return true;
+  }
+
+  // Judges the current attempt; true when it just ended (failed or succeeded).
+  bool CurrentAttemptEnded() {
+    const int attempt = st().attempt;
+    const bool id_published = cm_.attempt == attempt && cm_.has_id;
+    if (auto failure = FindAttemptFailure(job_.name, pods_, attempt, job_.spec.replicas, id_published)) {
+      const api::FailurePolicy& fp = job_.spec.failure_policy;
+      switch (Judge(fp, *failure, st().restarts)) {
+        case FailureVerdict::kFailFast:
+          Fail("FailFastExitCode", failure->detail + "; exit code " + std::to_string(*failure->exit_code) +
+                                       " is in failurePolicy.failFastExitCodes, so the job is not restarted");
+          DeletePods(false);
+          UpdateCounts();
+          return true;
+        case FailureVerdict::kRestartsExhausted:
+          Fail("MaxRestartsExceeded", "attempt " + std::to_string(attempt) + " failed (" + failure->detail +
+                                          ") and all " + std::to_string(fp.max_restarts) +
+                                          " restarts of failurePolicy.maxRestarts are used");
+          DeletePods(false);
+          UpdateCounts();
+          return true;
+        case FailureVerdict::kRestart: {
+          st().restarts += 1;
+          auto wait = RestartBackoff(fp, st().restarts);
+          st().restart_after = api::FormatTime(now_ + wait);
+          st().state = api::state::kRestarting;
+          std::string msg = "attempt " + std::to_string(attempt) + " failed (" + failure->detail + "); attempt " +
+                            std::to_string(attempt + 1) + " starts in " + std::to_string(wait.count()) + "s";
+          Set(api::condition::kRestarting, true, "PodFailed", msg);
+          Set(api::condition::kRunning, false, "PodFailed", failure->detail);
+          Emit("Warning", "Restarting", msg);
+          plan_.restarted = true;
+          DeletePods(/*include_terminal=*/true);
+          UpdateCounts();
+          plan_.requeue_after = wait;
+          return true;
+        }
+      }
+    }
+    if (AttemptSucceeded(pods_, attempt, job_.spec.replicas)) {
+      st().state = api::state::kSucceeded;
+      st().completion_time = Now();
+      Set(api::condition::kSucceeded, true, "AllTrainersSucceeded",
+          "every trainer of attempt " + std::to_string(attempt) + " exited 0");
+      Set(api::condition::kRunning, false, "Succeeded", "the job succeeded");
+      Emit("Normal", "Succeeded", "every trainer of attempt " + std::to_string(attempt) + " exited 0");
+      UpdateCounts();
+      Finished();
+      return true;
+    }
+    return false;
+  }
+
+  // The current attempt runs: stale pods go, missing pods are made, the id is published.
+  void Converge() {
+    const int attempt = st().attempt;
+    bool stale_left = false;
+    std::set<int> present;
+    for (const ObservedPod& p : pods_) {
+      if (p.attempt != attempt || p.index < 0 || p.index >= job_.spec.replicas) {
+        stale_left = true;
+        if (!p.terminating) plan_.delete_pods.push_back(p.name);
+      } else {
+        present.insert(p.index);
+      }
+    }
+    if (!stale_left) {
+      for (int i = 0; i < job_.spec.replicas; ++i) {
+        if (!present.count(i)) plan_.create_pods.push_back(i);
+      }
+    }
+    if (cm_.attempt != attempt) plan_.write_configmap = true;  // reset to this attempt, no id
+    PublishId(attempt);
+    UpdateCounts();
+    status::Counts c = status::CountPods(pods_, attempt);
+    const int n = job_.spec.replicas;
+    if (c.running == n) {
+      st().state = api::state::kRunning;
+      Set(api::condition::kRunning, true, "AllPodsRunning", "all " + std::to_string(n) + " pods are running");
+    } else {
+      st().state = api::state::kPending;
+      Set(api::condition::kRunning, false, "PodsStarting",
+          std::to_string(c.running) + " of " + std::to_string(n) + " pods are running");
+    }
+  }
+
+  void PublishId(int attempt) {
+    if (cm_.attempt == attempt && cm_.has_id) {
+      // Published earlier (maybe by a process that crashed before writing status).
+      if (st().id_published_time.empty()) {
+        st().id_published_time = cm_.published_at.empty() ? Now() : cm_.published_at;
+        Set(api::condition::kIdPublished, true, "Published", "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + api::ConfigMapName(job_.name));
+      }
+      return;
+    }
+    const std::string root = api::PodName(job_.name, 0);
+    for (const ObservedPod& p : pods_) {
+      if (p.name != root || p.attempt != attempt || p.terminating) continue;
+      if (p.unique_id.empty() || p.unique_id_attempt != attempt) return;
+      plan_.write_configmap = true;
+      plan_.publish = desired::PublishedId{p.unique_id, Now()};
+      st().id_published_time = Now();
+      Set(api::condition::kIdPublished, true, "Published",
+          "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + api::ConfigMapName(job_.name));
+      Emit("Normal", "IdPublished", "published the id of attempt " + std::to_string(attempt) + " from pod " + root);
+      if (auto started = api::ParseTime(st().attempt_start_time)) {
+        plan_.id_publish_latency_seconds = std::chrono::duration<double>(now_ - *started).count();
+      }
+      return;
+    }
+  }
+
+  const api::NcclJob& job_;
+  const std::vector<ObservedPod>& pods_;
+  const ObservedConfigMap& cm_;
+  api::Time now_;
+  Plan plan_;
+};
+
+}  // namespace
+
+Plan Decide(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& configmap,
+            api::Time now) {
+  return Decider(job, pods, configmap, now).Run();
+}
+
+}  // namespace ncclop::policy

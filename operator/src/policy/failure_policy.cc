@@ -1,0 +1,48 @@
+#include "policy/failure_policy.h"
+
+#include <algorithm>
+#include <map>
+
+#include "api/names.h"
+
+namespace ncclop::policy {
+
+std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, const std::vector<ObservedPod>& pods,
+                                                 int attempt, int replicas, bool id_published) {
+  std::map<int, const ObservedPod*> by_index;
+  for (const ObservedPod& p : pods) {
+    if (p.attempt == attempt && p.index >= 0 && p.index < replicas) by_index[p.index] = &p;
+  }
+  for (const auto& [index, pod] : by_index) {
+    if (pod->failed) return AttemptFailure{pod->name, "pod " + pod->name + ": " + pod->failure_detail, pod->trainer_exit_code};
+  }
+  if (!id_published) return std::nullopt;
+  for (int i = 0; i < replicas; ++i) {
+    auto it = by_index.find(i);
+    if (it == by_index.end()) {
+      std::string name = api::PodName(job_name, i);
+      return AttemptFailure{name, "pod " + name + " disappeared while its attempt ran", std::nullopt};
+    }
+    if (it->second->terminating && !it->second->trainer_succeeded) {
+      return AttemptFailure{it->second->name, "pod " + it->second->name + " was deleted while its attempt ran", std::nullopt};
+    }
+  }
+  return std::nullopt;
+}
+
+FailureVerdict Judge(const api::FailurePolicy& policy, const AttemptFailure& failure, int restarts_so_far) {
+  if (failure.exit_code) {
+    const auto& codes = policy.fail_fast_exit_codes;
+    if (std::find(codes.begin(), codes.end(), *failure.exit_code) != codes.end()) return FailureVerdict::kFailFast;
+  }
+  if (restarts_so_far >= policy.max_restarts) return FailureVerdict::kRestartsExhausted;
+  return FailureVerdict::kRestart;
+}
+
+std::chrono::seconds RestartBackoff(const api::FailurePolicy& policy, int restart) {
+  std::int64_t delay = policy.backoff_seconds;
+  for (int i = 1; i < restart && delay < policy.max_backoff_seconds; ++i) delay *= 2;
+  return std::chrono::seconds(std::min<std::int64_t>(delay, policy.max_backoff_seconds));
+}
+
+}  // namespace ncclop::policy

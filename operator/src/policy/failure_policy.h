@@ -1,0 +1,34 @@
+// When an attempt has failed, and what follows: a new attempt after a backoff, or the end of
+// the job (an exit code the user marked as "do not retry", or no restarts left).
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/nccl_job.h"
+#include "policy/observed.h"
+
+namespace ncclop::policy {
+
+struct AttemptFailure {
+  std::string pod;
+  std::string detail;  // for people: "pod demo-2: trainer exited with code 3 (Error)"
+  std::optional<int> exit_code;
+};
+
+// The first failure among the pods of `attempt` (lowest index first, so the message is
+// stable across reconciles). A pod that vanished or is being deleted by someone else counts
+// as failed once the id was published: it cannot rejoin that attempt's communicator.
+std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, const std::vector<ObservedPod>& pods,
+                                                 int attempt, int replicas, bool id_published);
+
+enum class FailureVerdict { kRestart, kFailFast, kRestartsExhausted };
+
+FailureVerdict Judge(const api::FailurePolicy& policy, const AttemptFailure& failure, int restarts_so_far);
+
+// Wait before restart number `restart` (1-based): backoffSeconds * 2^(restart-1), capped.
+std::chrono::seconds RestartBackoff(const api::FailurePolicy& policy, int restart);
+
+}  // namespace ncclop::policy

@@ -1,0 +1,85 @@
+#include "policy/observed.h"
+
+#include <charconv>
+
+#include "api/names.h"
+
+namespace ncclop::policy {
+namespace {
+
+using Json = nlohmann::json;
+
+int PositiveInt(const Json& map, std::string_view key, int fallback) {
+  if (!map.is_object()) return fallback;
+  auto it = map.find(std::string(key));
+  if (it == map.end() || !it->is_string()) return fallback;
+  const std::string& s = it->get_ref<const std::string&>();
+  int v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && end == s.data() + s.size() && v >= 0 ? v : fallback;
+}
+
+std::string Str(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+}  // namespace
+
+ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
+  ObservedPod out;
+  const Json md = pod.value("metadata", Json::object());
+  const Json labels = md.value("labels", Json::object());
+  const Json annotations = md.value("annotations", Json::object());
+  out.name = Str(md, "name");
+  out.index = PositiveInt(labels, api::kLabelIndex, -1);
+  out.attempt = PositiveInt(labels, api::kLabelAttempt, 0);
+  out.terminating = md.contains("deletionTimestamp") && !md["deletionTimestamp"].is_null();
+  if (annotations.is_object()) {
+    out.unique_id = Str(annotations, std::string(api::kAnnotationUniqueId).c_str());
+    out.unique_id_attempt = PositiveInt(annotations, api::kAnnotationUniqueIdAttempt, 0);
+  }
+
+  const Json status = pod.value("status", Json::object());
+  out.phase = Str(status, "phase");
+  for (const Json& c : status.value("conditions", Json::array())) {
+    if (Str(c, "type") == "Ready") out.ready = Str(c, "status") == "True";
+  }
+  for (const Json& cs : status.value("containerStatuses", Json::array())) {
+    if (Str(cs, "name") != trainer_container) continue;
+    const Json state = cs.value("state", Json::object());
+    if (!state.contains("terminated")) continue;
+    const Json& t = state["terminated"];
+    int code = t.value("exitCode", 0);
+    out.trainer_exit_code = code;
+    if (code == 0) {
+      out.trainer_succeeded = true;
+    } else {
+      out.failed = true;
+      std::string reason = Str(t, "reason");
+      out.failure_detail = "trainer exited with code " + std::to_string(code) + (reason.empty() ? "" : " (" + reason + ")");
+    }
+  }
+  if (out.phase == "Succeeded") out.trainer_succeeded = !out.failed;
+  if (out.phase == "Failed" && !out.failed) {
+    out.failed = true;
+    std::string reason = Str(status, "reason");
+    std::string message = Str(status, "message");
+    out.failure_detail = "pod failed" + (reason.empty() ? std::string() : ": " + reason) +
+                         (message.empty() ? std::string() : " (" + message + ")");
+  }
+  return out;
+}
+
+ObservedConfigMap ObserveConfigMap(const Json& configmap) {
+  ObservedConfigMap out;
+  if (!configmap.is_object()) return out;
+  out.exists = true;
+  const Json data = configmap.value("data", Json::object());
+  out.attempt = PositiveInt(data, api::kDataAttempt, 0);
+  out.has_id = data.is_object() && !Str(data, std::string(api::kDataUniqueId).c_str()).empty();
+  out.published_at = data.is_object() ? Str(data, std::string(api::kDataPublishedAt).c_str()) : "";
+  return out;
+}
+
+}  // namespace ncclop::policy

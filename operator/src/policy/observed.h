@@ -1,0 +1,40 @@
+// What the operator saw of a job's children, reduced to the facts the policies use. Built
+// from the informer cache; pure so the policies are tested with hand-made observations.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ncclop::policy {
+
+struct ObservedPod {
+  std::string name;
+  int index = -1;    // nccl.dev/index label; -1 when missing or garbage
+  int attempt = 0;   // nccl.dev/attempt label; 0 when missing or garbage
+  std::string phase;
+  bool ready = false;
+  bool terminating = false;  // deletionTimestamp set
+  bool trainer_succeeded = false;
+  bool failed = false;                     // pod Failed or trainer exited non-zero
+  std::optional<int> trainer_exit_code;    // when the trainer terminated
+  std::string failure_detail;              // "exit code 3 (Error)", "Evicted: ..."
+  std::string unique_id;                   // root pod's id annotation (never logged)
+  int unique_id_attempt = 0;
+
+  bool Terminal() const { return failed || trainer_succeeded || phase == "Succeeded" || phase == "Failed"; }
+};
+
+struct ObservedConfigMap {
+  bool exists = false;
+  int attempt = 0;
+  bool has_id = false;
+  std::string published_at;
+};
+
+ObservedPod ObservePod(const nlohmann::json& pod, const std::string& trainer_container);
+ObservedConfigMap ObserveConfigMap(const nlohmann::json& configmap);
+
+}  // namespace ncclop::policy

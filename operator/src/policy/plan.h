@@ -1,0 +1,47 @@
+// Reconcile as a pure function: (job, observed children, now) -> Plan. The controller carries
+// out a Plan in a fixed order that keeps every crash point safe:
+//   1. ConfigMap: create/reset to status.attempt, or publish the id;
+//   2. status (a new attempt is recorded here, before any of its pods exists);
+//   3. delete pods;  4. create pods;  5. events;  6. delete the job (TTL).
+// Pods are created only when no pod of another attempt is left, because names are reused.
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/nccl_job.h"
+#include "desired/configmap.h"
+#include "policy/observed.h"
+
+namespace ncclop::policy {
+
+struct Event {
+  std::string type;  // "Normal" or "Warning"
+  std::string reason;
+  std::string message;
+};
+
+struct Plan {
+  api::NcclJobStatus status;  // the status the job should have (written when it differs)
+  bool ensure_children = false;  // ConfigMap, Service, ServiceAccount, Role, RoleBinding
+  // Set when ConfigMap data must be (re)written for status.attempt: with the id to publish,
+  // or without one (a new attempt resets it).
+  bool write_configmap = false;
+  std::optional<desired::PublishedId> publish;
+  std::vector<std::string> delete_pods;
+  std::vector<int> create_pods;  // indices, for status.attempt
+  std::vector<Event> events;
+  bool delete_job = false;
+  std::optional<std::chrono::seconds> requeue_after;
+  // Facts for metrics.
+  bool attempt_started = false;
+  bool restarted = false;
+  std::optional<double> id_publish_latency_seconds;
+};
+
+Plan Decide(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& configmap,
+            api::Time now);
+
+}  // namespace ncclop::policy

@@ -1,0 +1,315 @@
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "policy/failure_policy.h"
+#include "policy/plan.h"
+#include "policy/success_policy.h"
+#include "policy/ttl_policy.h"
+#include "test_jobs.h"
+
+namespace ncclop::policy {
+namespace {
+
+using namespace std::chrono_literals;
+using Json = nlohmann::json;
+using testing::FailedPod;
+using testing::Pod;
+
+const api::Time kNow = *api::ParseTime("2024-01-01T00:00:00Z");
+
+api::NcclJob RunningJob(int attempt = 1, int restarts = 0) {
+  auto job = testing::Job(4, 2);
+  job.status.attempt = attempt;
+  job.status.restarts = restarts;
+  job.status.start_time = "2023-12-31T23:59:00Z";
+  job.status.attempt_start_time = "2023-12-31T23:59:30Z";
+  return job;
+}
+
+std::vector<ObservedPod> AllPods(int attempt, const char* phase = "Running") {
+  std::vector<ObservedPod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(Pod(i, attempt, phase));
+  return pods;
+}
+
+ObservedConfigMap Cm(int attempt, bool has_id = false) { return {true, attempt, has_id, has_id ? "2024-01-01T00:00:00Z" : ""}; }
+
+bool HasEvent(const Plan& p, const std::string& reason) {
+  return std::any_of(p.events.begin(), p.events.end(), [&](const Event& e) { return e.reason == reason; });
+}
+
+TEST(ObservePod, ReadsLabelsExitCodeAndIdAnnotation) {
+  Json pod = Json::parse(R"({"metadata":{"name":"demo-0","labels":{"nccl.dev/index":"0","nccl.dev/attempt":"2"},
+      "annotations":{"nccl.dev/unique-id":"QUJD","nccl.dev/unique-id-attempt":"2"}},
+    "status":{"phase":"Running","containerStatuses":[
+      {"name":"other","state":{"terminated":{"exitCode":0}}},
+      {"name":"trainer","state":{"terminated":{"exitCode":3,"reason":"Error"}}}]}})");
+  ObservedPod p = ObservePod(pod, "trainer");
+  EXPECT_EQ(p.index, 0);
+  EXPECT_EQ(p.attempt, 2);
+  EXPECT_TRUE(p.failed);
+  EXPECT_EQ(p.trainer_exit_code, 3);
+  EXPECT_EQ(p.failure_detail, "trainer exited with code 3 (Error)");
+  EXPECT_EQ(p.unique_id, "QUJD");
+  EXPECT_EQ(p.unique_id_attempt, 2);
+}
+
+TEST(ObservePod, FailedPhaseWithoutContainerStatusIsAFailure) {
+  ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x","labels":{"nccl.dev/index":"x"}},
+      "status":{"phase":"Failed","reason":"Evicted","message":"node low on memory"}})"), "trainer");
+  EXPECT_EQ(p.index, -1);
+  EXPECT_TRUE(p.failed);
+  EXPECT_FALSE(p.trainer_exit_code);
+  EXPECT_EQ(p.failure_detail, "pod failed: Evicted (node low on memory)");
+}
+
+TEST(ObservePod, TheSidecarExitingDoesNotMakeTheTrainerDone) {
+  ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Running",
+      "containerStatuses":[{"name":"nccl-sidecar","state":{"terminated":{"exitCode":0}}}]}})"), "trainer");
+  EXPECT_FALSE(p.trainer_succeeded);
+  EXPECT_FALSE(p.failed);
+}
+
+TEST(RestartBackoff, DoublesAndCaps) {
+  api::FailurePolicy fp;
+  fp.backoff_seconds = 10;
+  fp.max_backoff_seconds = 35;
+  EXPECT_EQ(RestartBackoff(fp, 1), 10s);
+  EXPECT_EQ(RestartBackoff(fp, 2), 20s);
+  EXPECT_EQ(RestartBackoff(fp, 3), 35s);
+  EXPECT_EQ(RestartBackoff(fp, 40), 35s);
+  fp.backoff_seconds = 0;
+  EXPECT_EQ(RestartBackoff(fp, 3), 0s);
+}
+
+TEST(Judge, FailFastCodesWinOverRestartsLeft) {
+  api::FailurePolicy fp;
+  fp.max_restarts = 3;
+  fp.fail_fast_exit_codes = {42};
+  EXPECT_EQ(Judge(fp, {"p", "", 42}, 0), FailureVerdict::kFailFast);
+  EXPECT_EQ(Judge(fp, {"p", "", 1}, 2), FailureVerdict::kRestart);
+  EXPECT_EQ(Judge(fp, {"p", "", 1}, 3), FailureVerdict::kRestartsExhausted);
+  EXPECT_EQ(Judge(fp, {"p", "", std::nullopt}, 0), FailureVerdict::kRestart);
+}
+
+TEST(FindAttemptFailure, MissingPodCountsOnlyAfterThePublish) {
+  std::vector<ObservedPod> pods = {Pod(0, 1), Pod(1, 1), Pod(3, 1)};
+  EXPECT_FALSE(FindAttemptFailure("demo", pods, 1, 4, false));
+  auto f = FindAttemptFailure("demo", pods, 1, 4, true);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->pod, "demo-2");
+}
+
+TEST(FindAttemptFailure, IgnoresOtherAttempts) {
+  std::vector<ObservedPod> pods = {FailedPod(0, 1, 1), Pod(0, 2)};
+  EXPECT_FALSE(FindAttemptFailure("demo", pods, 2, 1, false));
+}
+
+TEST(Decide, NewJobRecordsAttemptOneAndCreatesEverything) {
+  Plan p = Decide(testing::Job(4, 2), {}, {}, kNow);
+  EXPECT_EQ(p.status.attempt, 1);
+  EXPECT_EQ(p.status.state, "Pending");
+  EXPECT_EQ(p.status.start_time, "2024-01-01T00:00:00Z");
+  EXPECT_TRUE(p.status.IsTrue("Created"));
+  EXPECT_TRUE(p.ensure_children);
+  EXPECT_TRUE(p.write_configmap);
+  EXPECT_FALSE(p.publish);
+  EXPECT_EQ(p.create_pods, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_TRUE(HasEvent(p, "Created"));
+  EXPECT_TRUE(p.attempt_started);
+}
+
+TEST(Decide, CreatesOnlyMissingPods) {
+  std::vector<ObservedPod> pods = {Pod(0, 1), Pod(2, 1)};
+  Plan p = Decide(RunningJob(), pods, Cm(1), kNow);
+  EXPECT_EQ(p.create_pods, (std::vector<int>{1, 3}));
+  EXPECT_FALSE(p.write_configmap);
+  EXPECT_TRUE(p.events.empty());
+}
+
+TEST(Decide, RunningWhenAllPodsRun) {
+  Plan p = Decide(RunningJob(), AllPods(1), Cm(1), kNow);
+  EXPECT_EQ(p.status.state, "Running");
+  EXPECT_TRUE(p.status.IsTrue("Running"));
+  EXPECT_TRUE(p.create_pods.empty());
+  EXPECT_EQ(p.status.active, 4);
+}
+
+TEST(Decide, PublishesTheRootsIdOnlyForTheCurrentAttempt) {
+  auto pods = AllPods(2);
+  pods[0].unique_id = "QUJD";
+  pods[0].unique_id_attempt = 1;  // left over from attempt 1
+  Plan stale = Decide(RunningJob(2, 1), pods, Cm(2), kNow);
+  EXPECT_FALSE(stale.publish);
+
+  pods[0].unique_id_attempt = 2;
+  Plan p = Decide(RunningJob(2, 1), pods, Cm(2), kNow);
+  ASSERT_TRUE(p.publish);
+  EXPECT_EQ(p.publish->unique_id, "QUJD");
+  EXPECT_TRUE(p.write_configmap);
+  EXPECT_EQ(p.status.id_published_time, "2024-01-01T00:00:00Z");
+  EXPECT_TRUE(p.status.IsTrue("IdPublished"));
+  EXPECT_TRUE(HasEvent(p, "IdPublished"));
+  ASSERT_TRUE(p.id_publish_latency_seconds);
+  EXPECT_DOUBLE_EQ(*p.id_publish_latency_seconds, 30.0);
+  for (const Event& e : p.events) EXPECT_EQ(e.message.find("QUJD"), std::string::npos) << "the id leaked into an event";
+}
+
+TEST(Decide, DoesNotRepublishButFillsStatusAfterACrash) {
+  auto pods = AllPods(1);
+  pods[0].unique_id = "QUJD";
+  pods[0].unique_id_attempt = 1;
+  Plan p = Decide(RunningJob(), pods, Cm(1, true), kNow + 5s);
+  EXPECT_FALSE(p.publish);
+  EXPECT_EQ(p.status.id_published_time, "2024-01-01T00:00:00Z");
+}
+
+TEST(Decide, AFailedPodStartsABackoffAndDeletesTheAttempt) {
+  auto pods = AllPods(1);
+  pods[2] = FailedPod(2, 1, 1);
+  Plan p = Decide(RunningJob(), pods, Cm(1, true), kNow);
+  EXPECT_EQ(p.status.state, "Restarting");
+  EXPECT_EQ(p.status.restarts, 1);
+  EXPECT_EQ(p.status.attempt, 1) << "the next attempt is recorded only when it starts";
+  EXPECT_EQ(p.status.restart_after, "2024-01-01T00:00:10Z");
+  EXPECT_TRUE(p.status.IsTrue("Restarting"));
+  EXPECT_EQ(p.delete_pods.size(), 4u);
+  EXPECT_TRUE(p.create_pods.empty());
+  EXPECT_EQ(p.requeue_after, 10s);
+  EXPECT_TRUE(HasEvent(p, "Restarting"));
+  EXPECT_TRUE(p.restarted);
+}
+
+TEST(Decide, BackoffWaitsThenStartsTheNextAttemptOnceOldPodsAreGone) {
+  auto job = RunningJob(1, 1);
+  job.status.restart_after = "2024-01-01T00:00:10Z";
+  job.status.conditions.push_back({"Restarting", "True", "PodFailed", "", "2024-01-01T00:00:00Z", 1});
+
+  Plan waiting = Decide(job, {FailedPod(2, 1, 1)}, Cm(1, true), kNow + 4s);
+  EXPECT_EQ(waiting.status.attempt, 1);
+  EXPECT_EQ(waiting.requeue_after, 6s);
+  EXPECT_EQ(waiting.delete_pods, std::vector<std::string>{"demo-2"});
+
+  auto terminating = FailedPod(2, 1, 1);
+  terminating.terminating = true;
+  Plan started = Decide(job, {terminating}, Cm(1, true), kNow + 10s);
+  EXPECT_EQ(started.status.attempt, 2);
+  EXPECT_FALSE(started.status.IsTrue("Restarting"));
+  EXPECT_TRUE(started.status.id_published_time.empty());
+  EXPECT_TRUE(started.write_configmap) << "the ConfigMap is reset to attempt 2 without an id";
+  EXPECT_FALSE(started.publish);
+  EXPECT_TRUE(started.create_pods.empty()) << "demo-2 of attempt 1 still holds its name";
+
+  job.status = started.status;
+  Plan creating = Decide(job, {}, Cm(2), kNow + 11s);
+  EXPECT_EQ(creating.create_pods, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_EQ(creating.status.attempt, 2);
+}
+
+TEST(Decide, StalePodsAreDeletedBeforeAnyPodOfTheAttemptIsCreated) {
+  Plan p = Decide(RunningJob(2, 1), {Pod(1, 1)}, Cm(2), kNow);
+  EXPECT_EQ(p.delete_pods, std::vector<std::string>{"demo-1"});
+  EXPECT_TRUE(p.create_pods.empty());
+}
+
+TEST(Decide, FailFastExitCodeFailsAtOnce) {
+  auto job = RunningJob();
+  job.spec.failure_policy.fail_fast_exit_codes = {42};
+  auto pods = AllPods(1);
+  pods[3] = FailedPod(3, 1, 42);
+  Plan p = Decide(job, pods, Cm(1, true), kNow);
+  EXPECT_EQ(p.status.state, "Failed");
+  const api::Condition* failed = p.status.Find("Failed");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->reason, "FailFastExitCode");
+  EXPECT_NE(failed->message.find("42"), std::string::npos);
+  EXPECT_EQ(p.status.restarts, 0);
+  EXPECT_EQ(p.delete_pods.size(), 3u) << "the running pods go, the failed one stays for its logs";
+  EXPECT_FALSE(p.status.completion_time.empty());
+}
+
+TEST(Decide, NoRestartsLeftFailsTheJob) {
+  auto job = RunningJob(4, 3);
+  auto pods = AllPods(4);
+  pods[0] = FailedPod(0, 4, 1);
+  Plan p = Decide(job, pods, Cm(4, true), kNow);
+  EXPECT_EQ(p.status.state, "Failed");
+  EXPECT_EQ(p.status.Find("Failed")->reason, "MaxRestartsExceeded");
+  EXPECT_TRUE(HasEvent(p, "MaxRestartsExceeded"));
+}
+
+TEST(Decide, SucceedsWhenEveryTrainerExitedZero) {
+  auto job = RunningJob();
+  Plan partial = Decide(job, {Pod(0, 1, "Succeeded"), Pod(1, 1), Pod(2, 1), Pod(3, 1)}, Cm(1, true), kNow);
+  EXPECT_FALSE(partial.status.Finished());
+  Plan p = Decide(job, AllPods(1, "Succeeded"), Cm(1, true), kNow);
+  EXPECT_EQ(p.status.state, "Succeeded");
+  EXPECT_TRUE(p.status.IsTrue("Succeeded"));
+  EXPECT_EQ(p.status.succeeded, 4);
+  EXPECT_TRUE(p.delete_pods.empty());
+  EXPECT_TRUE(HasEvent(p, "Succeeded"));
+}
+
+TEST(Decide, SuspendDeletesPodsAndResumeStartsANewAttempt) {
+  auto job = RunningJob(2, 1);
+  job.spec.suspend = true;
+  Plan s = Decide(job, AllPods(2), Cm(2, true), kNow);
+  EXPECT_EQ(s.status.state, "Suspended");
+  EXPECT_TRUE(s.status.IsTrue("Suspended"));
+  EXPECT_EQ(s.delete_pods.size(), 4u);
+  EXPECT_TRUE(s.create_pods.empty());
+
+  job.status = s.status;
+  job.spec.suspend = false;
+  Plan r = Decide(job, {}, Cm(2, true), kNow + 60s);
+  EXPECT_EQ(r.status.attempt, 3);
+  EXPECT_EQ(r.status.restarts, 1) << "resuming is not a restart";
+  EXPECT_FALSE(r.status.IsTrue("Suspended"));
+  EXPECT_EQ(r.create_pods.size(), 4u);
+  EXPECT_TRUE(HasEvent(r, "Resumed"));
+}
+
+TEST(Decide, InvalidSpecBecomesAFailedCondition) {
+  auto job = testing::Job();
+  job.spec_error = "spec.replicas must be between 1 and 4096, got 0";
+  Plan p = Decide(job, {}, {}, kNow);
+  EXPECT_EQ(p.status.Find("Failed")->reason, "InvalidSpec");
+  EXPECT_TRUE(p.create_pods.empty());
+  EXPECT_FALSE(p.ensure_children);
+}
+
+TEST(Decide, TtlDeletesTheFinishedJobWhenDue) {
+  auto job = RunningJob();
+  job.spec.ttl_seconds_after_finished = 30;
+  job.status.completion_time = "2024-01-01T00:00:00Z";
+  job.status.conditions.push_back({"Succeeded", "True", "", "", "2024-01-01T00:00:00Z", 1});
+  Plan early = Decide(job, {}, Cm(1, true), kNow + 10s);
+  EXPECT_FALSE(early.delete_job);
+  EXPECT_EQ(early.requeue_after, 20s);
+  Plan due = Decide(job, {}, Cm(1, true), kNow + 30s);
+  EXPECT_TRUE(due.delete_job);
+}
+
+TEST(Decide, ADeletedJobIsLeftToTheGarbageCollector) {
+  auto job = RunningJob();
+  job.being_deleted = true;
+  Plan p = Decide(job, {FailedPod(0, 1, 1)}, Cm(1), kNow);
+  EXPECT_TRUE(p.delete_pods.empty());
+  EXPECT_TRUE(p.create_pods.empty());
+  EXPECT_TRUE(p.events.empty());
+  EXPECT_FALSE(p.ensure_children);
+}
+
+TEST(Decide, IsStableWhenNothingChanged) {
+  auto pods = AllPods(1);
+  Plan first = Decide(RunningJob(), pods, Cm(1), kNow);
+  auto job = RunningJob();
+  job.status = first.status;
+  Plan second = Decide(job, pods, Cm(1), kNow + 5s);
+  EXPECT_EQ(second.status, first.status) << "a no-op reconcile must not rewrite status";
+  EXPECT_TRUE(second.events.empty());
+}
+
+}  // namespace
+}  // namespace ncclop::policy

@@ -1,0 +1,44 @@
+// Hand-made NcclJobs and pods for the unit tests.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "api/nccl_job.h"
+#include "policy/observed.h"
+
+namespace ncclop::testing {
+
+inline nlohmann::json JobJson(int replicas = 4, int gpus = 2) {
+  return nlohmann::json::parse(R"({
+    "apiVersion": "nccl.dev/v1alpha1", "kind": "NcclJob",
+    "metadata": {"name": "demo", "namespace": "ml", "uid": "uid-1", "generation": 1},
+    "spec": {"template": {"metadata": {"labels": {"team": "a"}},
+                          "spec": {"containers": [{"name": "trainer", "image": "t:1",
+                                                   "env": [{"name": "RANK", "value": "99"}, {"name": "KEEP", "value": "1"}]},
+                                                  {"name": "logger", "image": "l:1"}]}}}
+  })")
+      .patch(nlohmann::json::array({{{"op", "add"}, {"path", "/spec/replicas"}, {"value", replicas}},
+                                    {{"op", "add"}, {"path", "/spec/gpusPerPod"}, {"value", gpus}}}));
+}
+
+inline api::NcclJob Job(int replicas = 4, int gpus = 2) { return *api::ParseNcclJob(JobJson(replicas, gpus)); }
+
+inline policy::ObservedPod Pod(int index, int attempt, const char* phase = "Running") {
+  policy::ObservedPod p;
+  p.name = "demo-" + std::to_string(index);
+  p.index = index;
+  p.attempt = attempt;
+  p.phase = phase;
+  if (std::string(phase) == "Succeeded") p.trainer_succeeded = true;
+  return p;
+}
+
+inline policy::ObservedPod FailedPod(int index, int attempt, int exit_code) {
+  policy::ObservedPod p = Pod(index, attempt, "Failed");
+  p.failed = true;
+  p.trainer_exit_code = exit_code;
+  p.failure_detail = "trainer exited with code " + std::to_string(exit_code);
+  return p;
+}
+
+}  // namespace ncclop::testing
