@@ -1,0 +1,69 @@
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kube/informer.h"
+#include "kube/store.h"
+
+namespace kube {
+namespace {
+
+nlohmann::json Pod(const std::string& ns, const std::string& name, const std::string& rv,
+                   const std::string& job = "") {
+  nlohmann::json p = {{"kind", "Pod"}, {"metadata", {{"name", name}, {"namespace", ns}, {"resourceVersion", rv}}}};
+  if (!job.empty()) p["metadata"]["labels"]["nccl.dev/job-name"] = job;
+  return p;
+}
+
+TEST(StoreTest, KeysAndIndexes) {
+  Store s;
+  s.AddIndex("job", IndexByLabel("nccl.dev/job-name"));
+  s.Upsert(std::make_shared<const nlohmann::json>(Pod("a", "p0", "1", "j1")));
+  s.Upsert(std::make_shared<const nlohmann::json>(Pod("a", "p1", "2", "j1")));
+  s.Upsert(std::make_shared<const nlohmann::json>(Pod("b", "p0", "3", "j2")));
+  EXPECT_EQ(s.size(), 3u);
+  EXPECT_EQ(s.ByIndex("job", "j1").size(), 2u);
+  ASSERT_NE(s.Get("a", "p0"), nullptr);
+  EXPECT_EQ(s.Get("b/p0")->at("metadata").at("resourceVersion"), "3");
+  // Relabelling moves the object between index values.
+  s.Upsert(std::make_shared<const nlohmann::json>(Pod("a", "p1", "4", "j2")));
+  EXPECT_EQ(s.ByIndex("job", "j1").size(), 1u);
+  EXPECT_EQ(s.ByIndex("job", "j2").size(), 2u);
+  s.Remove("a/p0");
+  EXPECT_TRUE(s.ByIndex("job", "j1").empty());
+  EXPECT_EQ(SplitKey("ns/x"), (std::pair<std::string, std::string>{"ns", "x"}));
+  EXPECT_EQ(SplitKey("x"), (std::pair<std::string, std::string>{"", "x"}));
+}
+
+TEST(ReflectorTest, ListThenEventsDriveHandlersAndCache) {
+  Store store;
+  store.AddIndex("job", IndexByLabel("nccl.dev/job-name"));
+  std::vector<std::string> calls;
+  std::vector<EventHandlers> handlers{{
+      [&](const ObjectPtr& o) { calls.push_back("add " + ObjectKey(*o)); },
+      [&](const ObjectPtr& old, const ObjectPtr& now) {
+        calls.push_back("update " + ObjectKey(*now) + " " + old->at("metadata").at("resourceVersion").get<std::string>() +
+                        "->" + now->at("metadata").at("resourceVersion").get<std::string>());
+      },
+      [&](const ObjectPtr& o) { calls.push_back("delete " + ObjectKey(*o)); },
+  }};
+  Reflector r(&store, &handlers);
+  r.ApplyList({Pod("a", "p0", "1", "j"), Pod("a", "p1", "2", "j")}, "2");
+  EXPECT_EQ(r.resource_version(), "2");
+  r.ApplyEvent(WatchEvent{EventType::kModified, Pod("a", "p0", "3", "j")});
+  r.ApplyEvent(WatchEvent{EventType::kDeleted, Pod("a", "p1", "4", "j")});
+  r.ApplyEvent(WatchEvent{EventType::kBookmark, {{"metadata", {{"resourceVersion", "9"}}}}});
+  EXPECT_EQ(r.resource_version(), "9");
+  EXPECT_FALSE(r.ApplyEvent(WatchEvent{EventType::kError, {{"code", 410}}}));
+  // A relist that misses p0 and brings p2 reports the delete it never saw as an event.
+  r.ApplyList({Pod("a", "p2", "10", "j")}, "10");
+  EXPECT_EQ(calls, (std::vector<std::string>{"add a/p0", "add a/p1", "update a/p0 1->3", "delete a/p1",
+                                              "add a/p2", "delete a/p0"}));
+  EXPECT_EQ(store.size(), 1u);
+  EXPECT_EQ(store.ByIndex("job", "j").size(), 1u);
+}
+
+}  // namespace
+}  // namespace kube
