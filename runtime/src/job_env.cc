@@ -1,0 +1,114 @@
+#include "nccl_k8s/job_env.h"
+
+#include <charconv>
+#include <cstdlib>
+#include <string_view>
+#include <vector>
+
+namespace nccl_k8s {
+namespace {
+
+// Collects every problem so that one error message names them all.
+class Problems {
+ public:
+  void Add(std::string problem) { list_.push_back(std::move(problem)); }
+  bool empty() const { return list_.empty(); }
+  std::string Join() const {
+    std::string out;
+    for (const auto& p : list_) out.append(out.empty() ? "" : "; ").append(p);
+    return out;
+  }
+
+ private:
+  std::vector<std::string> list_;
+};
+
+std::optional<long> ParseInt(std::string_view text) {
+  long value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || text.empty()) return std::nullopt;
+  return value;
+}
+
+// Reads an integer in [min, max]; records a problem when it is required and missing, or malformed.
+std::optional<int> ReadInt(const EnvLookup& lookup, const char* name, long min, long max,
+                           bool required, Problems& problems) {
+  const char* raw = lookup(name);
+  if (raw == nullptr || *raw == '\0') {
+    if (required) problems.Add(std::string(name) + " is not set");
+    return std::nullopt;
+  }
+  auto value = ParseInt(raw);
+  if (!value || *value < min || *value > max) {
+    problems.Add(std::string(name) + "='" + raw + "' is not an integer in [" +
+                 std::to_string(min) + ", " + std::to_string(max) + "]");
+    return std::nullopt;
+  }
+  return static_cast<int>(*value);
+}
+
+constexpr long kMaxCount = 1 << 20;
+
+}  // namespace
+
+Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
+  Problems problems;
+  JobEnv env;
+  auto index = ReadInt(lookup, "NCCLJOB_INDEX", 0, kMaxCount, true, problems);
+  auto world = ReadInt(lookup, "NCCLJOB_WORLD_SIZE", 1, kMaxCount, true, problems);
+  auto gpus = ReadInt(lookup, "NCCLJOB_GPUS_PER_POD", 0, 1024, true, problems);
+  auto attempt = ReadInt(lookup, "NCCLJOB_ATTEMPT", 1, kMaxCount, true, problems);
+  auto replicas = ReadInt(lookup, "NCCLJOB_REPLICAS", 1, kMaxCount, false, problems);
+  auto timeout = ReadInt(lookup, "NCCLJOB_INIT_TIMEOUT_SECONDS", 1, 7 * 24 * 3600, false, problems);
+
+  const char* url = lookup("NCCLJOB_SIDECAR_URL");
+  if (url == nullptr || *url == '\0') {
+    problems.Add("NCCLJOB_SIDECAR_URL is not set");
+  } else if (std::string_view(url).substr(0, 7) != "http://") {
+    problems.Add(std::string("NCCLJOB_SIDECAR_URL='") + url +
+                 "' is not an http:// URL (the sidecar listens on http://127.0.0.1:8471)");
+  } else {
+    env.sidecar_url = url;
+  }
+  if (const char* name = lookup("NCCLJOB_NAME")) env.job_name = name;
+  if (const char* ip = lookup("NCCLJOB_POD_IP")) env.pod_ip = ip;
+
+  if (index) env.index = *index;
+  if (world) env.world_size = *world;
+  if (gpus) env.gpus_per_pod = *gpus;
+  if (attempt) env.attempt = *attempt;
+  if (timeout) env.init_timeout = std::chrono::seconds(*timeout);
+
+  if (world && gpus) {
+    int per_pod = env.ranks_per_pod();
+    if (*world % per_pod != 0) {
+      problems.Add("NCCLJOB_WORLD_SIZE=" + std::to_string(*world) +
+                   " is not a multiple of the ranks per pod (" + std::to_string(per_pod) + ")");
+    } else {
+      env.replicas = *world / per_pod;
+      if (replicas && *replicas != env.replicas) {
+        problems.Add("NCCLJOB_REPLICAS=" + std::to_string(*replicas) +
+                     " disagrees with NCCLJOB_WORLD_SIZE / max(NCCLJOB_GPUS_PER_POD, 1) = " +
+                     std::to_string(env.replicas));
+      }
+      if (index && *index >= env.replicas) {
+        problems.Add("NCCLJOB_INDEX=" + std::to_string(*index) + " is not below the number of pods (" +
+                     std::to_string(env.replicas) + ")");
+      }
+    }
+  }
+
+  if (!problems.empty()) {
+    return Status(Code::kInvalidEnv,
+                  problems.Join() +
+                      ". The NcclJob operator injects these into every container; when running by "
+                      "hand, export them (see docs/contracts.md, 'Env injected').");
+  }
+  return env;
+}
+
+Result<JobEnv> ReadJobEnv() {
+  return ParseJobEnv([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+}
+
+}  // namespace nccl_k8s

@@ -1,0 +1,118 @@
+#include "sidecar_client.h"
+
+#include <algorithm>
+#include <thread>
+
+#include "flat_json.h"
+#include "log.h"
+
+namespace nccl_k8s {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+std::string ErrorText(const HttpResponse& response) {
+  auto message = JsonStringField(response.body, "error");
+  if (!message) message = JsonStringField(response.body, "message");
+  return "HTTP " + std::to_string(response.status) + (message ? ": " + *message : std::string());
+}
+
+// Sleeps for the backoff (capped by the deadline) and doubles it.
+void Backoff(milliseconds& backoff, const SidecarRetry& retry, Clock::time_point deadline) {
+  auto until = std::min(Clock::now() + backoff, deadline);
+  std::this_thread::sleep_until(until);
+  backoff = std::min(backoff * 2, retry.max_backoff);
+}
+
+Status DeadlinePassed(const std::string& what, const std::string& last_error) {
+  return Status(Code::kDeadlineExceeded,
+                what + " before the init deadline (NCCLJOB_INIT_TIMEOUT_SECONDS)" +
+                    (last_error.empty() ? "" : "; last error: " + last_error));
+}
+
+}  // namespace
+
+Status PostId(const std::string& sidecar_url, const IdBytes& id, int attempt,
+              Clock::time_point deadline, const SidecarRetry& retry) {
+  auto url = ParseHttpUrl(sidecar_url);
+  if (!url.ok()) return Status(Code::kInvalidEnv, "NCCLJOB_SIDECAR_URL: " + url.status().message());
+  std::string body = "{\"id\":\"" + IdToBase64(id) + "\",\"attempt\":" + std::to_string(attempt) + "}";
+  milliseconds backoff = retry.first_backoff;
+  std::string last_error;
+  while (Clock::now() < deadline) {
+    auto response = HttpRequest(*url, "POST", "/v1/id", "application/json", body, deadline);
+    if (!response.ok()) {
+      last_error = response.status().message();
+      log::Debug("posting the id failed; retrying", {{"error", last_error}});
+      Backoff(backoff, retry, deadline);
+      continue;
+    }
+    if (response->status == 200) return Status::Ok();
+    if (response->status >= 500) {
+      last_error = ErrorText(*response);
+      Backoff(backoff, retry, deadline);
+      continue;
+    }
+    return Status(Code::kUnavailable, "the sidecar refused this pod's id for attempt " +
+                                          std::to_string(attempt) + ": " + ErrorText(*response));
+  }
+  return DeadlinePassed("could not hand the id to the sidecar at " + sidecar_url, last_error);
+}
+
+Result<IdBytes> FetchId(const std::string& sidecar_url, int attempt, Clock::time_point deadline,
+                        const SidecarRetry& retry) {
+  auto url = ParseHttpUrl(sidecar_url);
+  if (!url.ok()) return Status(Code::kInvalidEnv, "NCCLJOB_SIDECAR_URL: " + url.status().message());
+  milliseconds backoff = retry.first_backoff;
+  std::string last_error;
+  for (;;) {
+    auto left = std::chrono::duration_cast<std::chrono::seconds>(deadline - Clock::now());
+    if (Clock::now() >= deadline) break;
+    // Ask the sidecar to answer a little before our deadline so the reply still arrives in time.
+    long poll_s = std::clamp<long>(left.count() - 1, 1, retry.max_poll.count());
+    auto response = HttpRequest(*url, "GET", "/v1/id?timeout=" + std::to_string(poll_s), "", "",
+                                deadline);
+    if (!response.ok()) {
+      last_error = response.status().message();
+      log::Debug("asking the sidecar for the id failed; retrying", {{"error", last_error}});
+      Backoff(backoff, retry, deadline);
+      continue;
+    }
+    backoff = retry.first_backoff;
+    switch (response->status) {
+      case 200: {
+        auto id_text = JsonStringField(response->body, "id");
+        auto got_attempt = JsonIntField(response->body, "attempt");
+        if (!id_text || !got_attempt) {
+          return Status(Code::kUnavailable, "the sidecar's answer has no id or attempt field");
+        }
+        if (*got_attempt != attempt) {
+          return Status(Code::kStaleAttempt, "the sidecar served the id of attempt " +
+                                                 std::to_string(*got_attempt) + ", this pod is attempt " +
+                                                 std::to_string(attempt) + "; refusing to use it");
+        }
+        auto id = IdFromBase64(*id_text);
+        if (!id) return Status(Code::kUnavailable, "the sidecar's id is not 128 bytes of base64");
+        return *id;
+      }
+      case 204:
+        continue;  // the long-poll timed out: ask again
+      case 410:
+        return Status(Code::kStaleAttempt, "attempt " + std::to_string(attempt) +
+                                               " is over (" + ErrorText(*response) +
+                                               "); this pod is stale and should exit");
+      default:
+        last_error = ErrorText(*response);
+        if (response->status >= 500) {
+          Backoff(backoff, retry, deadline);
+          continue;
+        }
+        return Status(Code::kUnavailable, "the sidecar refused the id request: " + last_error);
+    }
+  }
+  return DeadlinePassed("no id for attempt " + std::to_string(attempt) + " from the sidecar at " + sidecar_url,
+                        last_error);
+}
+
+}  // namespace nccl_k8s

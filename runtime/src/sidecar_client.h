@@ -1,0 +1,29 @@
+// The runtime's side of the sidecar's id API (docs/contracts.md, "The sidecar's HTTP API").
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "http_client.h"
+#include "nccl_k8s/status.h"
+#include "unique_id_codec.h"
+
+namespace nccl_k8s {
+
+struct SidecarRetry {
+  std::chrono::milliseconds first_backoff{50};
+  std::chrono::milliseconds max_backoff{1000};
+  std::chrono::seconds max_poll{30};  // the longest single long-poll we ask the sidecar for
+};
+
+// Root: POST the id (JSON with the attempt, so a sidecar of another attempt refuses it). Retries
+// connection errors until the deadline, since the sidecar may start after the trainer.
+Status PostId(const std::string& sidecar_url, const IdBytes& id, int attempt,
+              std::chrono::steady_clock::time_point deadline, const SidecarRetry& retry = {});
+
+// Everyone else: long-poll GET /v1/id until the id of `attempt` arrives. 204 asks again; 410
+// (a later attempt exists) and an answer for another attempt are final errors.
+Result<IdBytes> FetchId(const std::string& sidecar_url, int attempt,
+                        std::chrono::steady_clock::time_point deadline, const SidecarRetry& retry = {});
+
+}  // namespace nccl_k8s

@@ -1,0 +1,113 @@
+#include <arpa/inet.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+
+#include <cstring>
+
+#include "base64.h"
+#include "flat_json.h"
+#include "http_client.h"
+#include "unique_id_codec.h"
+
+namespace nccl_k8s {
+namespace {
+
+IdBytes SomeId() {
+  IdBytes id{};
+  for (size_t i = 0; i < id.size(); ++i) id[i] = static_cast<unsigned char>(i * 37 + 11);
+  return id;
+}
+
+TEST(Base64, RoundTripsEveryLength) {
+  std::vector<unsigned char> data;
+  for (int n = 0; n < 10; ++n) {
+    auto back = Base64Decode(Base64Encode(data.data(), data.size()));
+    ASSERT_TRUE(back.has_value()) << n;
+    EXPECT_EQ(*back, data);
+    data.push_back(static_cast<unsigned char>(250 - n));
+  }
+  EXPECT_EQ(Base64Encode(reinterpret_cast<const unsigned char*>("foob"), 4), "Zm9vYg==");
+}
+
+TEST(Base64, RejectsGarbage) {
+  EXPECT_FALSE(Base64Decode("Zm9").has_value());
+  EXPECT_FALSE(Base64Decode("Zm9v!A==").has_value());
+  EXPECT_FALSE(Base64Decode("Zg==Zg==").has_value());
+}
+
+TEST(IdCodec, HexAndBase64RoundTrip) {
+  IdBytes id = SomeId();
+  EXPECT_EQ(IdToHex(id).size(), 256u);
+  EXPECT_EQ(IdFromHex(IdToHex(id)), id);
+  EXPECT_EQ(IdFromBase64(IdToBase64(id)), id);
+  EXPECT_FALSE(IdFromHex("abc").has_value());
+  EXPECT_FALSE(IdFromBase64("Zm9vYg==").has_value());  // not 128 bytes
+}
+
+TEST(IdCodec, DecodesTheBootstrapAddress) {
+  IdBytes id{};
+  uint64_t magic = 0x1234567890abcdefULL;
+  std::memcpy(id.data(), &magic, sizeof magic);
+  sockaddr_in sin{};
+  sin.sin_family = AF_INET;
+  sin.sin_port = htons(40123);
+  inet_pton(AF_INET, "10.77.0.2", &sin.sin_addr);
+  std::memcpy(id.data() + 8, &sin, sizeof sin);
+  auto addr = DecodeBootstrapAddress(id);
+  ASSERT_TRUE(addr.has_value());
+  EXPECT_EQ(addr->ip, "10.77.0.2");
+  EXPECT_EQ(addr->port, 40123);
+
+  sockaddr_in6 sin6{};
+  sin6.sin6_family = AF_INET6;
+  sin6.sin6_port = htons(5);
+  inet_pton(AF_INET6, "fd00::9", &sin6.sin6_addr);
+  std::memcpy(id.data() + 8, &sin6, sizeof sin6);
+  addr = DecodeBootstrapAddress(id);
+  ASSERT_TRUE(addr.has_value());
+  EXPECT_EQ(addr->ip, "fd00::9");
+
+  EXPECT_FALSE(DecodeBootstrapAddress(IdBytes{}).has_value());
+}
+
+TEST(FlatJson, ReadsTopLevelFields) {
+  const char* body = R"({"id":"QUJD","attempt":3,"job":"demo","nested":{"attempt":9},"x":[1,"attempt"]})";
+  EXPECT_EQ(JsonStringField(body, "id"), "QUJD");
+  EXPECT_EQ(JsonIntField(body, "attempt"), 3);
+  EXPECT_EQ(JsonStringField(body, "job"), "demo");
+  EXPECT_FALSE(JsonIntField(body, "missing").has_value());
+  EXPECT_FALSE(JsonStringField(body, "attempt").has_value());
+  EXPECT_EQ(JsonIntField(R"({ "job" : "a,b:c" , "attempt" : 12 })", "attempt"), 12);
+}
+
+TEST(Http, ParsesUrls) {
+  auto u = ParseHttpUrl("http://127.0.0.1:8471");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->host, "127.0.0.1");
+  EXPECT_EQ(u->port, 8471);
+  EXPECT_EQ(u->base_path, "");
+  u = ParseHttpUrl("http://[::1]:9/api/");
+  ASSERT_TRUE(u.ok());
+  EXPECT_EQ(u->host, "::1");
+  EXPECT_EQ(u->port, 9);
+  EXPECT_EQ(u->base_path, "/api");
+  EXPECT_EQ(ParseHttpUrl("http://localhost")->port, 80);
+  EXPECT_FALSE(ParseHttpUrl("https://x").ok());
+  EXPECT_FALSE(ParseHttpUrl("http://x:99999").ok());
+}
+
+TEST(Http, ParsesResponses) {
+  auto r = ParseHttpResponse("HTTP/1.1 200 OK\r\nContent-Length: 5\r\nX: y\r\n\r\nhello-extra");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "hello");
+  r = ParseHttpResponse("HTTP/1.1 410 Gone\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2;x=y\r\nde\r\n0\r\n\r\n");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 410);
+  EXPECT_EQ(r->body, "abcde");
+  EXPECT_FALSE(ParseHttpResponse("HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nshort").ok());
+  EXPECT_FALSE(ParseHttpResponse("garbage\r\n\r\n").ok());
+}
+
+}  // namespace
+}  // namespace nccl_k8s

@@ -1,0 +1,178 @@
+// The CPU half of the id flow against real nccl-sidecar processes (standalone mode: a root
+// sidecar and a peer sidecar that fetches from it), on loopback ports chosen by the OS.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "nccl_k8s/runtime.h"
+#include "sidecar_client.h"
+#include "unique_id_codec.h"
+
+extern char** environ;
+
+namespace nccl_k8s {
+namespace {
+
+using namespace std::chrono_literals;
+
+const char* SidecarPath() {
+  const char* path = std::getenv("NCCL_K8S_TEST_SIDECAR");
+  return path && *path ? path : nullptr;
+}
+
+// One sidecar process; its API port is read from its "started ... listen=HOST:PORT" log line.
+class SidecarProcess {
+ public:
+  SidecarProcess(int index, int attempt, const std::string& peer_url) {
+    log_path_ = ::testing::TempDir() + "sidecar-" + std::to_string(getpid()) + "-" + std::to_string(index) +
+                "-" + std::to_string(attempt) + ".log";
+    std::vector<std::string> args = {SidecarPath(), "--standalone", "--listen", "127.0.0.1:0",
+                                     "--probe-listen", "127.0.0.1:0"};
+    if (!peer_url.empty()) {
+      args.push_back("--peer-url");
+      args.push_back(peer_url);
+    }
+    std::vector<std::string> env = {"NCCLJOB_NAME=flowtest", "NCCLJOB_NAMESPACE=default",
+                                    "NCCLJOB_POD_NAME=flowtest-" + std::to_string(index),
+                                    "NCCLJOB_INDEX=" + std::to_string(index), "NCCLJOB_REPLICAS=2",
+                                    "NCCLJOB_GPUS_PER_POD=1", "NCCLJOB_WORLD_SIZE=2",
+                                    "NCCLJOB_ATTEMPT=" + std::to_string(attempt)};
+    std::vector<char*> argv, envp;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    for (auto& e : env) envp.push_back(e.data());
+    envp.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, log_path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+    if (posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), envp.data()) != 0) pid_ = -1;
+    posix_spawn_file_actions_destroy(&actions);
+  }
+  ~SidecarProcess() {
+    if (pid_ > 0) {
+      kill(pid_, SIGTERM);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+
+  // Waits (up to 10 s) for the log line that names the bound port.
+  int WaitForPort() {
+    auto until = Clock::now() + 10s;
+    while (Clock::now() < until && pid_ > 0) {
+      std::ifstream in(log_path_);
+      std::stringstream text;
+      text << in.rdbuf();
+      std::string s = text.str();
+      size_t at = s.find("listen=127.0.0.1:");
+      if (at != std::string::npos) return std::atoi(s.c_str() + at + 17);
+      std::this_thread::sleep_for(20ms);
+    }
+    return -1;
+  }
+  std::string Url() {
+    int port = WaitForPort();
+    return port > 0 ? "http://127.0.0.1:" + std::to_string(port) : "";
+  }
+  std::string Log() {
+    std::ifstream in(log_path_);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+ private:
+  pid_t pid_ = -1;
+  std::string log_path_;
+};
+
+class SidecarFlow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!SidecarPath()) GTEST_SKIP() << "NCCL_K8S_TEST_SIDECAR is not set: no nccl-sidecar binary to test against";
+  }
+};
+
+JobEnv RootEnv(const std::string& url, int attempt) {
+  JobEnv env;
+  env.index = 0;
+  env.world_size = 2;
+  env.replicas = 2;
+  env.attempt = attempt;
+  env.sidecar_url = url;
+  return env;
+}
+
+TEST_F(SidecarFlow, RootPostsAndPeerFetchesTheSameId) {
+  SidecarProcess root(0, 1, "");
+  std::string root_url = root.Url();
+  ASSERT_FALSE(root_url.empty()) << root.Log();
+  SidecarProcess peer(1, 1, root_url);
+  std::string peer_url = peer.Url();
+  ASSERT_FALSE(peer_url.empty()) << peer.Log();
+
+  // The worker asks first: the long-poll must wait for the root, not fail.
+  Result<IdBytes> fetched = Status(Code::kUnavailable, "not run");
+  std::thread worker([&] { fetched = FetchId(peer_url, 1, Clock::now() + 20s); });
+
+  auto id = ObtainUniqueId(RootEnv(root_url, 1), Clock::now() + 10s);  // ncclGetUniqueId + POST
+  ASSERT_TRUE(id.ok()) << id.status().ToString() << "\n" << root.Log();
+  worker.join();
+  ASSERT_TRUE(fetched.ok()) << fetched.status().ToString() << "\n" << peer.Log();
+  EXPECT_EQ(IdToHex(*fetched), EncodeIdHex(*id));
+  auto where = DecodeBootstrapAddress(*fetched);
+  ASSERT_TRUE(where.has_value());
+  EXPECT_GT(where->port, 0);
+}
+
+TEST_F(SidecarFlow, RefusesAnIdOfAnotherAttempt) {
+  SidecarProcess root(0, 1, "");
+  std::string url = root.Url();
+  ASSERT_FALSE(url.empty()) << root.Log();
+  IdBytes id{};
+  id[0] = 7;
+  ASSERT_TRUE(PostId(url, id, 1, Clock::now() + 5s).ok()) << root.Log();
+  auto fetched = FetchId(url, 2, Clock::now() + 5s);  // this pod believes it is attempt 2
+  ASSERT_FALSE(fetched.ok());
+  EXPECT_EQ(fetched.status().code(), Code::kStaleAttempt) << fetched.status().ToString();
+  // And the root sidecar refuses a post for an attempt that is not its own.
+  Status wrong = PostId(url, id, 5, Clock::now() + 5s);
+  EXPECT_FALSE(wrong.ok());
+}
+
+TEST_F(SidecarFlow, GivesUpAtTheDeadlineWhenNoIdComes) {
+  SidecarProcess root(0, 1, "");
+  std::string root_url = root.Url();
+  ASSERT_FALSE(root_url.empty());
+  SidecarProcess peer(1, 1, root_url);
+  std::string peer_url = peer.Url();
+  ASSERT_FALSE(peer_url.empty());
+  auto started = Clock::now();
+  auto fetched = FetchId(peer_url, 1, started + 2s);
+  auto took = Clock::now() - started;
+  ASSERT_FALSE(fetched.ok());
+  EXPECT_EQ(fetched.status().code(), Code::kDeadlineExceeded) << fetched.status().ToString();
+  EXPECT_GE(took, 2s);
+  EXPECT_LT(took, 3s);
+}
+
+TEST(SidecarClient, RetriesUntilTheDeadlineWhenNothingListens) {
+  auto started = Clock::now();
+  auto fetched = FetchId("http://127.0.0.1:1", 1, started + 500ms);
+  EXPECT_EQ(fetched.status().code(), Code::kDeadlineExceeded);
+  EXPECT_NE(fetched.status().message().find("cannot connect"), std::string::npos) << fetched.status().ToString();
+  EXPECT_LT(Clock::now() - started, 1500ms);
+}
+
+}  // namespace
+}  // namespace nccl_k8s

@@ -1,0 +1,121 @@
+// nccl-allreduce: an example trainer. Builds its communicators through the runtime (id from the
+// sidecar, NCCL_SOCKET_IFNAME, deadline), all-reduces a size sweep, checks every element and
+// prints an all_reduce_perf-style table. Without a GPU it does the id part and exits 0.
+#include <cuda_runtime_api.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+
+#include "allreduce_sweep.h"
+#include "nccl_k8s/runtime.h"
+
+namespace {
+
+constexpr const char* kHelp = R"(usage: nccl-allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] [--no-check]
+
+An example NcclJob trainer. Reads the NcclJob env contract, sets NCCL_SOCKET_IFNAME, gets the
+NCCL id through the sidecar (root: creates and posts it; others: long-poll), builds one
+communicator per local GPU (rank = NCCLJOB_INDEX * GPUs per pod + local GPU) with a deadline,
+then all-reduces float sums from --min-bytes to --max-bytes (powers of two), checks every
+element, and prints size, time, algbw and busbw (busbw = algbw * 2(n-1)/n) like nccl-tests.
+
+Without a GPU (or NCCLJOB_GPUS_PER_POD=0) it does the id part only, says that the GPU part was
+skipped, and exits 0.
+
+Sizes accept K, M, G suffixes (powers of 1024). Defaults: 1M to 1G, 20 timed and 5 warm-up
+iterations per size. Exit status: 0 success; 1 error (message on stderr), including wrong sums;
+2 bad usage.
+)";
+
+bool ParseBytes(std::string_view text, size_t* out) {
+  if (text.empty()) return false;
+  size_t scale = 1;
+  char last = text.back();
+  if (last == 'K' || last == 'k') scale = size_t{1} << 10;
+  if (last == 'M' || last == 'm') scale = size_t{1} << 20;
+  if (last == 'G' || last == 'g') scale = size_t{1} << 30;
+  if (scale != 1) text.remove_suffix(1);
+  std::string digits(text);
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(digits.c_str(), &end, 10);
+  if (digits.empty() || *end != '\0' || v == 0) return false;
+  *out = static_cast<size_t>(v) * scale;
+  return true;
+}
+
+bool GpuAvailable(std::string* why) {
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) *why = cudaGetErrorString(err);
+  else if (count == 0) *why = "no CUDA device";
+  return err == cudaSuccess && count > 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  nccl_k8s::SweepConfig sweep;
+  for (int i = 1; i < argc; ++i) {
+    std::string_view arg = argv[i];
+    if (arg == "-h" || arg == "--help") { std::fputs(kHelp, stdout); return 0; }
+    if (arg == "--no-check") { sweep.check = false; continue; }
+    bool ok = i + 1 < argc;
+    if (ok && arg == "--min-bytes") ok = ParseBytes(argv[++i], &sweep.min_bytes);
+    else if (ok && arg == "--max-bytes") ok = ParseBytes(argv[++i], &sweep.max_bytes);
+    else if (ok && (arg == "--iters" || arg == "--warmup")) {
+      int v = std::atoi(argv[++i]);
+      ok = v > 0 || (v == 0 && arg == "--warmup");
+      (arg == "--iters" ? sweep.iters : sweep.warmup_iters) = v;
+    } else ok = false;
+    if (!ok) { std::fprintf(stderr, "nccl-allreduce: bad argument near '%s' (see --help)\n", argv[i]); return 2; }
+  }
+  if (sweep.min_bytes > sweep.max_bytes) { std::fprintf(stderr, "nccl-allreduce: --min-bytes > --max-bytes\n"); return 2; }
+
+  auto env = nccl_k8s::ReadJobEnv();
+  if (!env.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", env.status().ToString().c_str()); return 1; }
+  auto started = nccl_k8s::Clock::now();
+  auto deadline = started + env->init_timeout;
+  auto id = nccl_k8s::ObtainUniqueId(*env, deadline);
+  if (!id.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", id.status().ToString().c_str()); return 1; }
+  std::printf("# nccl-allreduce: index %d of %d pods, attempt %d: id obtained\n", env->index, env->replicas,
+              env->attempt);
+
+  std::string why;
+  if (env->gpus_per_pod == 0 || !GpuAvailable(&why)) {
+    std::printf("# GPU part skipped: %s; the id part succeeded\n",
+                env->gpus_per_pod == 0 ? "NCCLJOB_GPUS_PER_POD=0" : why.c_str());
+    return 0;
+  }
+  auto comms = nccl_k8s::InitCommunicators(*env, *id, {}, deadline);
+  if (!comms.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", comms.status().ToString().c_str()); return 1; }
+  double init_ms = std::chrono::duration<double, std::milli>(nccl_k8s::Clock::now() - started).count();
+
+  nccl_k8s::LocalRanks local;
+  local.world_size = comms->world_size();
+  for (int g = 0; g < comms->local_count(); ++g) {
+    local.comms.push_back(comms->comm(g));
+    local.devices.push_back(comms->device(g));
+    local.ranks.push_back(comms->rank(g));
+  }
+  std::printf("# ranks %d..%d of %d, time to communicator %.1f ms\n", local.ranks.front(), local.ranks.back(),
+              local.world_size, init_ms);
+  auto buffers = nccl_k8s::SweepBuffers::Allocate(local, sweep.max_bytes);
+  if (!buffers.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", buffers.status().ToString().c_str()); return 1; }
+  std::fputs(nccl_k8s::TableHeader().c_str(), stdout);
+  long long wrong = 0;
+  for (size_t bytes : nccl_k8s::SweepSizes(sweep)) {
+    auto row = nccl_k8s::RunAllReduce(local, *buffers, bytes, sweep);
+    if (!row.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", row.status().ToString().c_str()); return 1; }
+    wrong += row->wrong > 0 ? row->wrong : 0;
+    std::fputs(nccl_k8s::TableRow(*row).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  *buffers = nccl_k8s::SweepBuffers();
+  nccl_k8s::Status destroyed = comms->Destroy();
+  if (!destroyed.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", destroyed.ToString().c_str()); return 1; }
+  if (wrong > 0) { std::fprintf(stderr, "nccl-allreduce: %lld wrong elements\n", wrong); return 1; }
+  std::printf("# all sums correct\n");
+  return 0;
+}

@@ -1,0 +1,126 @@
+#!/usr/bin/env bash
+# GPU tests of the runtime through real sidecar processes on loopback (sidecar --standalone).
+#   gpu-tests.sh BIN_DIR SIDECAR [LOG_DIR]
+# BIN_DIR holds nccl-allreduce; SIDECAR is the nccl-sidecar binary. Exit 0 all passed, 1 a test
+# failed, 77 skipped (no GPU: CTest reports it as skipped, with the reason printed).
+# Tests:
+#   two_procs_one_gpu   2 pods x 1 GPU, 2 sidecars (root + peer): correct sums
+#   one_proc_two_gpus   1 pod x 2 GPUs (group init), 1 sidecar: correct sums
+#   missing_rank_abort  world of 2, only the root starts: it aborts within deadline + 1 s with a clear message
+#   missing_root_abort  world of 2, only rank 1 starts: no id comes; it gives up within deadline + 1 s
+set -uo pipefail
+bin="${1:?usage: gpu-tests.sh BIN_DIR SIDECAR [LOG_DIR]}"
+sidecar="${2:?usage: gpu-tests.sh BIN_DIR SIDECAR [LOG_DIR]}"
+logs="${3:-$(mktemp -d)}"
+mkdir -p "${logs}"
+export NCCL_NVLS_ENABLE=0   # the device machines forbid NVLink multicast
+
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+if [[ "${gpus:-0}" -lt 2 ]]; then
+  echo "SKIPPED: GPU tests need 2 NVIDIA GPUs, found ${gpus:-0} (run tests/gpu/run-on-device.sh on a GPU machine)"
+  exit 77
+fi
+if [[ ! -x "${sidecar}" ]]; then
+  echo "FAILED: sidecar binary '${sidecar}' not found"; exit 1
+fi
+
+pids=()
+cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
+trap cleanup EXIT
+
+# start_sidecar NAME INDEX WORLD GPUS ATTEMPT [PEER_URL] -> prints the API port
+start_sidecar() {
+  local name=$1 index=$2 world=$3 gpus=$4 attempt=$5 peer=${6:-}
+  local args=(--standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0)
+  [[ -n "$peer" ]] && args+=(--peer-url "$peer")
+  NCCLJOB_NAME=gputest NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME="gputest-${index}" NCCLJOB_INDEX=$index \
+  NCCLJOB_REPLICAS=$(( world / (gpus > 0 ? gpus : 1) )) NCCLJOB_GPUS_PER_POD=$gpus NCCLJOB_WORLD_SIZE=$world \
+  NCCLJOB_ATTEMPT=$attempt "${sidecar}" "${args[@]}" 2>"${logs}/${name}.log" &
+  pids+=($!)
+  local port=""
+  for _ in $(seq 1 100); do   # wait for the "started ... listen=127.0.0.1:PORT" line, at most 10 s
+    port=$(grep -o 'listen=127.0.0.1:[0-9]*' "${logs}/${name}.log" | head -1 | cut -d: -f2)
+    [[ -n "$port" ]] && break
+    sleep 0.1
+  done
+  [[ -n "$port" ]] || { echo "sidecar ${name} did not start:" >&2; cat "${logs}/${name}.log" >&2; return 1; }
+  echo "$port"
+}
+
+# trainer_env INDEX WORLD GPUS ATTEMPT PORT TIMEOUT
+trainer_env() {
+  echo "NCCLJOB_NAME=gputest NCCLJOB_INDEX=$1 NCCLJOB_WORLD_SIZE=$2 NCCLJOB_GPUS_PER_POD=$3 NCCLJOB_ATTEMPT=$4 NCCLJOB_SIDECAR_URL=http://127.0.0.1:$5 NCCLJOB_INIT_TIMEOUT_SECONDS=$6 NCCLJOB_POD_IP=127.0.0.1"
+}
+
+passed=0; failed=0
+result() { if [[ $1 -eq 0 ]]; then echo "PASS $2"; passed=$((passed+1)); else echo "FAIL $2: $3"; failed=$((failed+1)); fi; }
+
+sweep=(--min-bytes 1M --max-bytes 1G --iters 20)
+
+# ---- two processes x one GPU ------------------------------------------------------------------
+root_port=$(start_sidecar tp-sidecar0 0 2 1 1) && \
+peer_port=$(start_sidecar tp-sidecar1 1 2 1 1 "http://127.0.0.1:${root_port}")
+if [[ -n "${root_port:-}" && -n "${peer_port:-}" ]]; then
+  env $(trainer_env 0 2 1 1 "$root_port" 60) CUDA_VISIBLE_DEVICES=0 "${bin}/nccl-allreduce" "${sweep[@]}" >"${logs}/tp-rank0.out" 2>"${logs}/tp-rank0.err" &
+  r0=$!
+  env $(trainer_env 1 2 1 1 "$peer_port" 60) CUDA_VISIBLE_DEVICES=1 "${bin}/nccl-allreduce" "${sweep[@]}" >"${logs}/tp-rank1.out" 2>"${logs}/tp-rank1.err" &
+  r1=$!
+  wait $r0; rc0=$?; wait $r1; rc1=$?
+  ok=1; grep -q "all sums correct" "${logs}/tp-rank0.out" && grep -q "all sums correct" "${logs}/tp-rank1.out" && [[ $rc0 -eq 0 && $rc1 -eq 0 ]] && ok=0
+  result $ok two_procs_one_gpu "rc=$rc0/$rc1; see ${logs}/tp-rank*.err"
+  cat "${logs}/tp-rank0.out"
+else
+  result 1 two_procs_one_gpu "sidecars did not start"
+fi
+cleanup; pids=()
+
+# ---- one process x two GPUs -------------------------------------------------------------------
+port=$(start_sidecar og-sidecar0 0 2 2 1)
+if [[ -n "${port:-}" ]]; then
+  env $(trainer_env 0 2 2 1 "$port" 60) "${bin}/nccl-allreduce" "${sweep[@]}" >"${logs}/og.out" 2>"${logs}/og.err"
+  rc=$?
+  ok=1; [[ $rc -eq 0 ]] && grep -q "all sums correct" "${logs}/og.out" && ok=0
+  result $ok one_proc_two_gpus "rc=$rc; see ${logs}/og.err"
+  cat "${logs}/og.out"
+else
+  result 1 one_proc_two_gpus "sidecar did not start"
+fi
+cleanup; pids=()
+
+# ---- a rank that never arrives ----------------------------------------------------------------
+deadline=5
+port=$(start_sidecar mr-sidecar0 0 2 1 1)
+if [[ -n "${port:-}" ]]; then
+  start=$(date +%s.%N)
+  env $(trainer_env 0 2 1 1 "$port" $deadline) CUDA_VISIBLE_DEVICES=0 "${bin}/nccl-allreduce" >"${logs}/mr.out" 2>"${logs}/mr.err"
+  rc=$?
+  elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN{printf "%.2f", a-b}')
+  ok=1
+  if [[ $rc -ne 0 ]] && grep -q "deadline" "${logs}/mr.err" && grep -q "aborted" "${logs}/mr.err" \
+     && awk -v e="$elapsed" -v d="$deadline" 'BEGIN{exit !(e <= d + 1)}'; then ok=0; fi
+  result $ok missing_rank_abort "rc=$rc elapsed=${elapsed}s (limit $((deadline+1))s)"
+  echo "  missing_rank_abort: exit $rc after ${elapsed}s (deadline ${deadline}s); message:"
+  grep "nccl-allreduce:" "${logs}/mr.err" | sed 's/^/    /'
+else
+  result 1 missing_rank_abort "sidecar did not start"
+fi
+cleanup; pids=()
+
+# ---- a root that never arrives ----------------------------------------------------------------
+root_port=$(start_sidecar mo-sidecar0 0 2 1 1) && peer_port=$(start_sidecar mo-sidecar1 1 2 1 1 "http://127.0.0.1:${root_port}")
+if [[ -n "${peer_port:-}" ]]; then
+  start=$(date +%s.%N)
+  env $(trainer_env 1 2 1 1 "$peer_port" $deadline) CUDA_VISIBLE_DEVICES=1 "${bin}/nccl-allreduce" >"${logs}/mo.out" 2>"${logs}/mo.err"
+  rc=$?
+  elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN{printf "%.2f", a-b}')
+  ok=1
+  if [[ $rc -ne 0 ]] && grep -q "deadline" "${logs}/mo.err" && awk -v e="$elapsed" -v d="$deadline" 'BEGIN{exit !(e <= d + 1)}'; then ok=0; fi
+  result $ok missing_root_abort "rc=$rc elapsed=${elapsed}s"
+  echo "  missing_root_abort: exit $rc after ${elapsed}s (deadline ${deadline}s); message:"
+  grep "nccl-allreduce:" "${logs}/mo.err" | sed 's/^/    /'
+else
+  result 1 missing_root_abort "sidecars did not start"
+fi
+
+echo "${passed} passed, ${failed} failed"
+[[ $failed -eq 0 ]]

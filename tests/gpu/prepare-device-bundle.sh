@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Builds the runtime tools, the benchmark and the sidecar here and gathers them into
+# build-device/ (ignored by git; the device tool carries it): bin/ with the programs, lib/ with the
+# sidecar's shared libraries (the GPU machine's image has no cpp-httplib or libcurl) and the
+# pinned CUDA runtime. NCCL itself (190 MB) is too large to carry: run-on-device.sh uses the
+# image's NCCL wheel (same soname, libnccl.so.2).
+#   tests/gpu/prepare-device-bundle.sh [BUILD_DIR]
+set -euo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+build="${1:-${repo}/build-runtime-full}"
+out="${repo}/build-device"
+cmake --build "${build}" -j2 --target nccl-allreduce nccl-k8s-id nccl-allreduce-bench nccl-sidecar
+rm -rf "${out}"
+mkdir -p "${out}/bin" "${out}/lib"
+for b in runtime/nccl-allreduce runtime/nccl-k8s-id bench/allreduce/nccl-allreduce-bench sidecar/nccl-sidecar; do
+  cp "${build}/${b}" "${out}/bin/"
+done
+strip --strip-debug "${out}"/bin/*
+# Shared libraries of the sidecar, except the C/C++ runtime the image has in newer versions.
+ldd "${out}/bin/nccl-sidecar" | awk '/=> \//{print $3}' \
+  | grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' \
+  | xargs -r cp -L -t "${out}/lib/"
+cp -L "${repo}/.deps/python/nvidia/cu13/lib/libcudart.so.13" "${out}/lib/"
+du -sh "${out}"

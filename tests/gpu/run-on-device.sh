@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Everything the GPU machine does in one call: the GPU tests and the all-reduce benchmark, from
+# the bundle tests/gpu/prepare-device-bundle.sh made (carried as build-device/). Writes to $OUT:
+# env.txt, gpu-tests.txt, bench.txt, logs.tar.gz. Run from the repository root:
+#   tests/gpu/run-on-device.sh
+set -uo pipefail
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+out="${OUT:-/tmp/ncclk8s-out}"
+mkdir -p "${out}"
+bundle="${repo}/build-device"
+logs=$(mktemp -d)
+export NCCL_NVLS_ENABLE=0   # never NVLink multicast on these shared machines
+
+# NCCL from the image's Python wheel (the bundle carries the CUDA runtime it was built with).
+nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
+export LD_LIBRARY_PATH="${nccl_lib}:${bundle}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+{
+  date -u +%Y-%m-%dT%H:%M:%SZ
+  uname -r; nvidia-smi -L; nvidia-smi topo -m
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem --format=csv
+  echo "nccl lib dir: ${nccl_lib}"; ls -la "${nccl_lib}"
+  python3 -m pip show nvidia-nccl-cu13 2>/dev/null | head -2
+  ldd "${bundle}/bin/nccl-allreduce"; ldd "${bundle}/bin/nccl-sidecar" | grep -i "not found" || echo "sidecar libs ok"
+} >"${out}/env.txt" 2>&1
+cat "${out}/env.txt" | head -30
+
+echo "===== GPU tests"
+"${repo}/tests/gpu/gpu-tests.sh" "${bundle}/bin" "${bundle}/bin/nccl-sidecar" "${logs}/gpu" 2>&1 | tee "${out}/gpu-tests.txt"
+
+echo "===== benchmark: runtime vs raw NCCL, one process x 2 GPUs"
+sidecar_port() {  # wait for the sidecar's "listen=" line
+  for _ in $(seq 1 100); do
+    p=$(grep -o 'listen=127.0.0.1:[0-9]*' "$1" | head -1 | cut -d: -f2); [[ -n "$p" ]] && { echo "$p"; return; }; sleep 0.1
+  done
+}
+{
+  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nvidia-smi -L | tr '\n' ' ')"
+  for attempt in 1 2 3; do
+    order=""; [[ $((attempt % 2)) -eq 0 ]] && order="--runtime-first"
+    NCCLJOB_NAME=bench NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME=bench-0 NCCLJOB_INDEX=0 NCCLJOB_REPLICAS=1 \
+      NCCLJOB_GPUS_PER_POD=2 NCCLJOB_WORLD_SIZE=2 NCCLJOB_ATTEMPT=$attempt \
+      "${bundle}/bin/nccl-sidecar" --standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 2>"${logs}/bench-sidecar-$attempt.log" &
+    sc=$!
+    port=$(sidecar_port "${logs}/bench-sidecar-$attempt.log")
+    echo "## run $attempt: NCCLJOB_ATTEMPT=$attempt nccl-allreduce-bench --min-bytes 1M --max-bytes 1G --iters 20 --reps 3 --raw-inits 3 $order"
+    NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE=2 NCCLJOB_GPUS_PER_POD=2 NCCLJOB_ATTEMPT=$attempt \
+      NCCLJOB_SIDECAR_URL="http://127.0.0.1:${port}" NCCLJOB_INIT_TIMEOUT_SECONDS=120 NCCL_K8S_LOG_LEVEL=warn \
+      "${bundle}/bin/nccl-allreduce-bench" --min-bytes 1M --max-bytes 1G --iters 20 --reps 3 --raw-inits 3 $order
+    echo "## exit $?"
+    kill $sc; wait $sc 2>/dev/null
+  done
+} 2>&1 | tee "${out}/bench.txt"
+
+tar -czf "${out}/logs.tar.gz" -C "${logs}" . 2>/dev/null
+echo "===== summary"
+grep -E "passed, .* failed|^(PASS|FAIL)" "${out}/gpu-tests.txt"
+grep -E "time to communicator|^ *1073741824|exit" "${out}/bench.txt"
