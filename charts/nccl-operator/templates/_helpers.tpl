@@ -32,6 +32,11 @@ helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
 {{- end }}
 {{- end }}
 
+{{/* One Lease per release, so two releases in one namespace never contend for one. */}}
+{{- define "nccl-operator.leaseName" -}}
+{{- printf "%s-leader" (include "nccl-operator.fullname" . | trunc 56 | trimSuffix "-") }}
+{{- end }}
+
 {{- define "nccl-operator.image" -}}
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) }}
 {{- end }}
@@ -46,9 +51,10 @@ creates for a job may only grant what the operator itself holds (RBAC escalation
 prevention): get/list/watch on configmaps and get/patch on pods are therefore included here.
 */}}
 {{- define "nccl-operator.rules" -}}
+# delete: ttlSecondsAfterFinished removes a finished job.
 - apiGroups: [nccl.dev]
   resources: [nccljobs]
-  verbs: [get, list, watch, update, patch]
+  verbs: [get, list, watch, update, patch, delete]
 - apiGroups: [nccl.dev]
   resources: [nccljobs/status]
   verbs: [update, patch]

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""Renders charts/nccl-operator with `helm template` under several values and asserts what the
+rendered objects must hold: which kinds exist, least-privilege rules, a non-root read-only
+operator container with probes, and that each value reaches the operator's flags.
+
+  check_chart.py            (helm from $NCCLOP_TEST_HELM, else tests/controlplane/build.sh)
+"""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+try:
+    import yaml
+except ImportError:
+    sys.exit("check_chart.py needs PyYAML: apt-get install python3-yaml (or pip install pyyaml)")
+
+ROOT = Path(__file__).resolve().parents[3]
+CHART = ROOT / "charts" / "nccl-operator"
+RELEASE_NS = "nccl-system"
+KUBE_VERSION = "1.35.0"
+
+# What the operator does in the API (docs/contracts.md, operator RBAC); nothing more.
+OPERATOR_RULES = {
+    ("nccl.dev", "nccljobs"): {"get", "list", "watch", "update", "patch", "delete"},  # delete: TTL
+    ("nccl.dev", "nccljobs/status"): {"update", "patch"},
+    ("nccl.dev", "nccljobs/finalizers"): {"update"},
+    ("", "pods"): {"get", "list", "watch", "create", "delete", "patch"},
+    ("", "configmaps"): {"get", "list", "watch", "create", "update", "patch", "delete"},
+    ("", "services"): {"get", "list", "watch", "create", "update", "patch", "delete"},
+    ("", "serviceaccounts"): {"get", "list", "watch", "create", "update", "patch", "delete"},
+    ("rbac.authorization.k8s.io", "roles"): {"get", "list", "watch", "create", "update", "patch", "delete"},
+    ("rbac.authorization.k8s.io", "rolebindings"): {"get", "list", "watch", "create", "update", "patch", "delete"},
+    ("", "events"): {"create", "patch"},
+    ("events.k8s.io", "events"): {"create", "patch"},
+}
+# The per-job Role the operator creates; it may only grant what the operator holds.
+JOB_ROLE_RULES = {("", "configmaps"): {"get", "list", "watch"}, ("", "pods"): {"get", "patch"}}
+
+failures = []
+
+
+def check(condition, message):
+    if not condition:
+        failures.append(message)
+    return condition
+
+
+def helm_binary():
+    if os.environ.get("NCCLOP_TEST_HELM"):
+        return os.environ["NCCLOP_TEST_HELM"]
+    out = subprocess.run([str(ROOT / "tests/controlplane/build.sh")], check=True,
+                         capture_output=True, text=True).stdout
+    return str(Path(out.strip().splitlines()[-1]) / "helm")
+
+
+HELM = helm_binary()
+
+
+def helm(*args, expect_ok=True):
+    done = subprocess.run([HELM, *args], capture_output=True, text=True)
+    if expect_ok and done.returncode != 0:
+        sys.exit(f"helm {' '.join(args)} failed:\n{done.stderr}")
+    return done
+
+
+def render(*sets, expect_ok=True):
+    args = ["template", "nccl-operator", str(CHART), "--namespace", RELEASE_NS,
+            "--kube-version", KUBE_VERSION]
+    for s in sets:
+        args += ["--set", s]
+    done = helm(*args, expect_ok=expect_ok)
+    if not expect_ok:
+        return done
+    return [d for d in yaml.safe_load_all(done.stdout) if d]
+
+
+def of_kind(objs, kind):
+    return [o for o in objs if o["kind"] == kind]
+
+
+def one(objs, kind, where):
+    found = of_kind(objs, kind)
+    check(len(found) == 1, f"{where}: want one {kind}, got {len(found)}")
+    return found[0] if found else None
+
+
+def rules_map(rules):
+    got = {}
+    for rule in rules:
+        check("resourceNames" not in rule or rule["resourceNames"], "empty resourceNames")
+        for group in rule.get("apiGroups", []):
+            for resource in rule.get("resources", []):
+                got.setdefault((group, resource), set()).update(rule.get("verbs", []))
+    return got
+
+
+def check_operator_rules(rules, where):
+    got = rules_map(rules)
+    check(got == OPERATOR_RULES, f"{where}: operator rules differ from the contract:\n"
+          f"  extra:   {sorted((k, sorted(v - OPERATOR_RULES.get(k, set()))) for k, v in got.items() if v - OPERATOR_RULES.get(k, set()))}\n"
+          f"  missing: {sorted((k, sorted(v - got.get(k, set()))) for k, v in OPERATOR_RULES.items() if v - got.get(k, set()))}")
+    for key, verbs in got.items():
+        check("*" not in verbs and "*" not in key, f"{where}: wildcard in {key}: {verbs}")
+        check(key[1] != "secrets", f"{where}: the operator must not touch secrets")
+        check(not verbs & {"escalate", "bind", "impersonate"}, f"{where}: {key} grants {verbs}")
+    for key, verbs in JOB_ROLE_RULES.items():
+        check(verbs <= got.get(key, set()),
+              f"{where}: the operator cannot create a job Role granting {key} {verbs} without holding it")
+
+
+def operator_container(deployment):
+    containers = deployment["spec"]["template"]["spec"]["containers"]
+    check(len(containers) == 1, f"want one container in the Deployment, got {len(containers)}")
+    return containers[0]
+
+
+def check_deployment(deployment, where):
+    pod = deployment["spec"]["template"]["spec"]
+    c = operator_container(deployment)
+    psc, csc = pod.get("securityContext", {}), c.get("securityContext", {})
+    check(psc.get("runAsNonRoot") is True, f"{where}: pod runAsNonRoot")
+    check(psc.get("runAsUser", 0) != 0, f"{where}: pod runAsUser must not be 0")
+    check(psc.get("seccompProfile", {}).get("type") == "RuntimeDefault", f"{where}: seccomp RuntimeDefault")
+    check(csc.get("readOnlyRootFilesystem") is True, f"{where}: readOnlyRootFilesystem")
+    check(csc.get("allowPrivilegeEscalation") is False, f"{where}: allowPrivilegeEscalation false")
+    check(csc.get("capabilities", {}).get("drop") == ["ALL"], f"{where}: capabilities drop ALL")
+    ports = {p["name"]: p["containerPort"] for p in c.get("ports", [])}
+    for probe, path in (("livenessProbe", "/healthz"), ("readinessProbe", "/readyz")):
+        http = c.get(probe, {}).get("httpGet", {})
+        check(http.get("path") == path, f"{where}: {probe} path {http.get('path')} != {path}")
+        check(http.get("port") == "health" and ports.get("health") == 8081,
+              f"{where}: {probe} must hit the health port 8081")
+    check(c.get("resources", {}).get("requests"), f"{where}: resource requests")
+    check(c.get("resources", {}).get("limits", {}).get("memory"), f"{where}: memory limit")
+    check(c["image"] == "nccl-operator:0.1.0", f"{where}: image {c['image']}")
+    check(pod["serviceAccountName"] == "nccl-operator", f"{where}: serviceAccountName")
+    return c["args"]
+
+
+def check_subject(binding, where):
+    subjects = binding["subjects"]
+    check(subjects == [{"kind": "ServiceAccount", "name": "nccl-operator", "namespace": RELEASE_NS}],
+          f"{where}: {binding['kind']} subjects {subjects}")
+
+
+def test_defaults():
+    where = "defaults"
+    objs = render()
+    kinds = sorted(o["kind"] for o in objs)
+    check(kinds == sorted(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
+                           "Service", "Deployment"]), f"{where}: kinds {kinds}")
+    for o in objs:
+        check(o["metadata"].get("labels", {}).get("app.kubernetes.io/part-of") == "nccl-operator",
+              f"{where}: {o['kind']} lacks app.kubernetes.io/part-of")
+        if o["kind"] not in ("ClusterRole", "ClusterRoleBinding"):
+            check(o["metadata"].get("namespace") == RELEASE_NS, f"{where}: {o['kind']} namespace")
+    check_operator_rules(one(objs, "ClusterRole", where)["rules"], where)
+    crb = one(objs, "ClusterRoleBinding", where)
+    check(crb["roleRef"]["kind"] == "ClusterRole", f"{where}: ClusterRoleBinding roleRef")
+    check_subject(crb, where)
+    lease_rules = sorted((r["apiGroups"], r["resources"], sorted(r["verbs"]), r.get("resourceNames"))
+                         for r in one(objs, "Role", where)["rules"])
+    check(lease_rules == [(["coordination.k8s.io"], ["leases"], ["create"], None),
+                          (["coordination.k8s.io"], ["leases"], ["get", "update"], ["nccl-operator-leader"])],
+          f"{where}: the leader-election Role may only create leases and get/update its own: {lease_rules}")
+    check_subject(one(objs, "RoleBinding", where), where)
+    args = check_deployment(one(objs, "Deployment", where), where)
+    for flag in ("--namespace=", "--leader-elect", "--leader-election-id=nccl-operator-leader", "--metrics-bind-address=:8080",
+                 "--health-probe-bind-address=:8081", "--sidecar-image=nccl-sidecar:0.1.0",
+                 "--log-format=json", "--log-level=info", "--concurrency=4"):
+        check(flag in args, f"{where}: flag {flag} missing from {args}")
+    service = one(objs, "Service", where)
+    check(service["spec"]["ports"][0]["targetPort"] == "metrics", f"{where}: metrics Service port")
+
+
+def test_one_namespace():
+    where = "watchNamespace=ml"
+    objs = render("watchNamespace=ml")
+    check(not of_kind(objs, "ClusterRole") and not of_kind(objs, "ClusterRoleBinding"),
+          f"{where}: no cluster-wide RBAC when one namespace is watched")
+    roles = {r["metadata"]["namespace"]: r for r in of_kind(objs, "Role")}
+    check(set(roles) == {"ml", RELEASE_NS}, f"{where}: Roles in {sorted(roles)}")
+    if "ml" in roles:
+        check_operator_rules(roles["ml"]["rules"], where)
+    bindings = {b["metadata"]["namespace"]: b for b in of_kind(objs, "RoleBinding")}
+    check(set(bindings) == {"ml", RELEASE_NS}, f"{where}: RoleBindings in {sorted(bindings)}")
+    for b in bindings.values():
+        check(b["roleRef"]["kind"] == "Role", f"{where}: roleRef kind")
+        check_subject(b, where)
+    args = check_deployment(one(objs, "Deployment", where), where)
+    check("--namespace=ml" in args, f"{where}: --namespace=ml missing from {args}")
+
+
+def test_switches():
+    objs = render("leaderElection.enabled=false")
+    args = operator_container(one(objs, "Deployment", "no leader election"))["args"]
+    check("--leader-elect" not in args, "leaderElection.enabled=false still passes --leader-elect")
+    check(not of_kind(objs, "Role"), "leaderElection.enabled=false still grants leases")
+    check(one(objs, "Deployment", "")["spec"]["strategy"]["type"] == "Recreate",
+          "without leader election two operators must never overlap (Recreate)")
+
+    objs = render("metrics.enabled=false")
+    check(not of_kind(objs, "Service"), "metrics.enabled=false still renders the metrics Service")
+    c = operator_container(one(objs, "Deployment", "no metrics"))
+    check("metrics" not in {p["name"] for p in c["ports"]}, "metrics.enabled=false still declares the port")
+    check("--metrics-bind-address=0" in c["args"], "metrics.enabled=false must turn the endpoint off")
+
+    objs = render("log.format=text", "log.level=debug", "concurrency=9", "sidecarImage.repository=r/side",
+                  "sidecarImage.tag=1.2", "image.tag=7.7", "extraArgs={--foo=bar}")
+    c = operator_container(one(objs, "Deployment", "flags"))
+    for flag in ("--log-format=text", "--log-level=debug", "--concurrency=9", "--sidecar-image=r/side:1.2",
+                 "--foo=bar"):
+        check(flag in c["args"], f"value did not reach flag {flag}: {c['args']}")
+    check(c["image"] == "nccl-operator:7.7", f"image.tag ignored: {c['image']}")
+
+    objs = render("rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=mine")
+    kinds = sorted(o["kind"] for o in objs)
+    check(kinds == ["Deployment", "Service"], f"rbac.create=false, serviceAccount.create=false: kinds {kinds}")
+    check(one(objs, "Deployment", "")["spec"]["template"]["spec"]["serviceAccountName"] == "mine",
+          "serviceAccount.name ignored")
+
+    done = render("serviceAccount.create=false", expect_ok=False)
+    check(done.returncode != 0 and "serviceAccount.name is required" in done.stderr,
+          "serviceAccount.create=false without a name must fail with a message")
+
+
+def test_lint():
+    for sets in ([], ["--set", "watchNamespace=ml"]):
+        done = helm("lint", "--strict", str(CHART), *sets, expect_ok=False)
+        check(done.returncode == 0, f"helm lint --strict {sets}:\n{done.stdout}{done.stderr}")
+
+
+def test_crds_shipped():
+    crds = sorted(p.name for p in (CHART / "crds").glob("*.yaml"))
+    sources = sorted(p.name for p in (ROOT / "deploy" / "crd").glob("*.yaml"))
+    check(crds and crds == sources, f"chart crds/ {crds} != deploy/crd/ {sources}")
+    for name in crds:
+        crd = yaml.safe_load((CHART / "crds" / name).read_text())
+        check(crd["kind"] == "CustomResourceDefinition", f"crds/{name} is not a CRD")
+
+
+def main():
+    for test in (test_lint, test_defaults, test_one_namespace, test_switches, test_crds_shipped):
+        before = len(failures)
+        test()
+        print(f"{'ok  ' if len(failures) == before else 'FAIL'} {test.__name__}")
+    for f in failures:
+        print("  -", f, file=sys.stderr)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
