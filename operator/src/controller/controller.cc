@@ -1,0 +1,126 @@
+#include "controller/controller.h"
+
+#include "api/names.h"
+#include "logging/log.h"
+
+namespace ncclop::controller {
+namespace {
+
+std::string JobLabelSelector() { return std::string(api::kLabelJobName); }  // "has the label"
+
+}  // namespace
+
+Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions options, metrics::Metrics* metrics)
+    : options_(std::move(options)), metrics_(metrics) {
+  kube::InformerOptions job_opts;
+  job_opts.namespace_ = options_.namespace_;
+  job_opts.name = "nccljobs";
+  // A periodic resync is the safety net for anything a watch missed and for TTL/backoff
+  // timers lost with a restart.
+  job_opts.resync_period = std::chrono::seconds(300);
+  jobs_ = std::make_unique<kube::Informer>(client, kNcclJobs, job_opts);
+
+  kube::InformerOptions child_opts;
+  child_opts.namespace_ = options_.namespace_;
+  child_opts.label_selector = JobLabelSelector();
+  child_opts.name = "pods";
+  pods_ = std::make_unique<kube::Informer>(client, kube::resources::kPods, child_opts);
+  child_opts.name = "configmaps";
+  configmaps_ = std::make_unique<kube::Informer>(client, kube::resources::kConfigMaps, child_opts);
+
+  pods_->AddIndex(kPodsByJob, [](const nlohmann::json& pod) -> std::vector<std::string> {
+    const auto& md = pod["metadata"];
+    auto labels = md.find("labels");
+    if (labels == md.end() || !labels->contains(std::string(api::kLabelJobName))) return {};
+    return {md.value("namespace", "") + "/" + (*labels)[std::string(api::kLabelJobName)].get<std::string>()};
+  });
+
+  jobs_->AddEventHandlers({[this](const kube::ObjectPtr& o) { EnqueueJob(o); },
+                           [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { EnqueueJob(o); },
+                           [this](const kube::ObjectPtr& o) { EnqueueJob(o); }});
+  kube::EventHandlers owner_handlers{[this](const kube::ObjectPtr& o) { EnqueueOwner(o); },
+                                     [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { EnqueueOwner(o); },
+                                     [this](const kube::ObjectPtr& o) { EnqueueOwner(o); }};
+  pods_->AddEventHandlers(owner_handlers);
+  configmaps_->AddEventHandlers(owner_handlers);
+
+  reconciler_ = std::make_unique<Reconciler>(client, Caches{jobs_.get(), pods_.get(), configmaps_.get()},
+                                             options_.pod_options, metrics_);
+}
+
+Controller::~Controller() { Stop(); }
+
+void Controller::EnqueueJob(const kube::ObjectPtr& object) { queue_.Add(kube::ObjectKey(*object)); }
+
+void Controller::EnqueueOwner(const kube::ObjectPtr& object) {
+  const auto& md = (*object)["metadata"];
+  auto labels = md.find("labels");
+  if (labels == md.end() || !labels->is_object()) return;
+  auto job = labels->find(std::string(api::kLabelJobName));
+  if (job == labels->end() || !job->is_string()) return;
+  queue_.Add(md.value("namespace", "") + "/" + job->get<std::string>());
+}
+
+void Controller::Start() {
+  jobs_->Start();
+  pods_->Start();
+  configmaps_->Start();
+  // Workers start only on full caches: a reconcile on a half-listed cache would create pods
+  // that already exist or miss a published id.
+  starter_ = std::jthread([this](std::stop_token stop) {
+    for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get()}) {
+      while (!stop.stop_requested() && !inf->WaitForSync(std::chrono::milliseconds(500))) {
+      }
+    }
+    if (stop.stop_requested()) return;
+    synced_ = true;
+    logging::Info("controller", "caches synced; starting workers",
+                  {{"workers", std::to_string(options_.concurrency)},
+                   {"namespace", options_.namespace_.empty() ? "(all)" : options_.namespace_}});
+    for (int i = 0; i < options_.concurrency; ++i) workers_.emplace_back([this] { Work(); });
+  });
+}
+
+void Controller::Work() {
+  while (auto key = queue_.Get()) {
+    auto started = std::chrono::steady_clock::now();
+    ReconcileResult result = reconciler_->Reconcile(*key);
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    const kube::Status& s = result.status;
+    if (s.ok()) {
+      queue_.Forget(*key);
+      if (result.requeue_after) queue_.AddAfter(*key, *result.requeue_after);
+    } else if (s.reason() == "StaleCache") {
+      // Not a failure: the cache is behind our own writes; look again shortly.
+      queue_.AddAfter(*key, std::chrono::milliseconds(200));
+    } else {
+      logging::Warn("controller", "reconcile failed; will retry", {{"job", *key}, {"error", s.ToString()}});
+      queue_.AddRateLimited(*key);
+    }
+    metrics_->ReconcileDone(seconds, s.ok() || s.reason() == "StaleCache");
+    queue_.Done(*key);
+  }
+}
+
+void Controller::Stop() {
+  if (stopping_.exchange(true)) return;
+  starter_.request_stop();
+  if (starter_.joinable()) starter_.join();
+  queue_.ShutDown();
+  workers_.clear();  // joins; a reconcile in flight finishes its current API call sequence
+  jobs_->Stop();
+  pods_->Stop();
+  configmaps_->Stop();
+}
+
+std::map<std::string, int> Controller::JobsByState() const {
+  std::map<std::string, int> out;
+  for (const kube::ObjectPtr& job : jobs_->store().List()) {
+    std::string state;
+    if (auto st = job->find("status"); st != job->end() && st->is_object()) state = st->value("state", "");
+    ++out[state];
+  }
+  return out;
+}
+
+}  // namespace ncclop::controller

@@ -1,0 +1,53 @@
+// The running controller: three informers (NcclJobs, their pods, their ConfigMaps) feed a
+// work queue of job keys; `concurrency` workers reconcile, never the same key twice at once.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "controller/reconciler.h"
+#include "kube/informer.h"
+#include "kube/workqueue.h"
+
+namespace ncclop::controller {
+
+struct ControllerOptions {
+  std::string namespace_;  // "" = all namespaces
+  int concurrency = 4;
+  desired::PodOptions pod_options;
+};
+
+class Controller {
+ public:
+  Controller(std::shared_ptr<kube::Client> client, ControllerOptions options, metrics::Metrics* metrics);
+  ~Controller();  // Stop()
+
+  void Start();  // informers, then workers once the caches are synced
+  void Stop();   // drains nothing: the next leader (or restart) picks up from the API server
+  bool Synced() const { return synced_.load(); }
+  // Jobs in the cache by status.state, for the ncclop_jobs gauge.
+  std::map<std::string, int> JobsByState() const;
+
+ private:
+  void EnqueueJob(const kube::ObjectPtr& object);
+  void EnqueueOwner(const kube::ObjectPtr& object);
+  void Work();
+
+  ControllerOptions options_;
+  metrics::Metrics* metrics_;
+  kube::WorkQueue queue_;
+  std::unique_ptr<kube::Informer> jobs_;
+  std::unique_ptr<kube::Informer> pods_;
+  std::unique_ptr<kube::Informer> configmaps_;
+  std::unique_ptr<Reconciler> reconciler_;
+  std::atomic<bool> synced_{false};
+  std::atomic<bool> stopping_{false};
+  std::jthread starter_;
+  std::vector<std::jthread> workers_;
+};
+
+}  // namespace ncclop::controller

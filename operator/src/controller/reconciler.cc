@@ -1,0 +1,164 @@
+#include "controller/reconciler.h"
+
+#include "api/names.h"
+#include "desired/configmap.h"
+#include "desired/rbac.h"
+#include "desired/service.h"
+#include "logging/log.h"
+#include "policy/observed.h"
+
+namespace ncclop::controller {
+namespace {
+
+using Json = nlohmann::json;
+namespace res = kube::resources;
+
+kube::Status CreateIfMissing(kube::Client& client, const kube::Resource& r, const std::string& ns, const Json& object) {
+  auto created = client.Create(r, ns, object);
+  if (created.ok() || created.status().IsAlreadyExists()) return kube::Status::Ok();
+  return created.status();
+}
+
+kube::Status StaleCache(const std::string& what) { return kube::Status::Local("StaleCache", what); }
+
+}  // namespace
+
+Reconciler::Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desired::PodOptions pod_options,
+                       metrics::Metrics* metrics)
+    : client_(client), caches_(caches), pod_options_(std::move(pod_options)), metrics_(metrics),
+      events_(client, metrics) {}
+
+ReconcileResult Reconciler::Reconcile(const std::string& key) {
+  kube::ObjectPtr object = caches_.jobs->store().Get(key);
+  if (!object) return {};  // deleted: the garbage collector removes what it owned
+  auto parsed = api::ParseNcclJob(*object);
+  if (!parsed.ok()) {
+    logging::Warn("controller", "ignoring an NcclJob without usable metadata", {{"key", key}});
+    return {};
+  }
+  const api::NcclJob& job = *parsed;
+
+  std::vector<policy::ObservedPod> pods;
+  for (const kube::ObjectPtr& pod : caches_.pods->store().ByIndex(kPodsByJob, job.namespace_ + "/" + job.name)) {
+    // Pods with our label but another owner (a job of the same name, deleted and recreated)
+    // are not this job's: the garbage collector removes them.
+    bool owned = false;
+    for (const Json& ref : (*pod)["metadata"].value("ownerReferences", Json::array())) {
+      owned = owned || ref.value("uid", "") == job.uid;
+    }
+    if (owned) pods.push_back(policy::ObservePod(*pod, job.spec.trainer_container));
+  }
+  policy::ObservedConfigMap cm;
+  if (auto cm_object = caches_.configmaps->store().Get(job.namespace_, api::ConfigMapName(job.name))) {
+    cm = policy::ObserveConfigMap(*cm_object);
+  }
+
+  policy::Plan plan = policy::Decide(job, pods, cm, api::Clock::now());
+
+  if (plan.ensure_children || plan.attempt_started) {
+    if (auto s = EnsureChildren(job); !s.ok()) return {s};
+  }
+  if (plan.write_configmap) {
+    if (auto s = WriteConfigMap(job, plan); !s.ok()) return {s};
+    if (plan.id_publish_latency_seconds) metrics_->IdPublished(*plan.id_publish_latency_seconds);
+  }
+  bool status_written = false;
+  if (plan.status != job.status) {
+    if (auto s = WriteStatus(job, plan, *object); !s.ok()) return {s};
+    status_written = true;
+    if (plan.attempt_started) metrics_->AttemptStarted();
+    if (plan.restarted) metrics_->Restarted();
+  }
+  const bool touches_pods = !plan.delete_pods.empty() || !plan.create_pods.empty() || plan.delete_job;
+  if (touches_pods && !status_written) {
+    // Decide may have judged an old copy of the job; pods are only changed on a fresh one.
+    if (auto s = JobStillCurrent(job); !s.ok()) return {s};
+  }
+  for (const policy::Event& e : plan.events) events_.Record(job, e);
+  if (auto s = DeletePods(job, plan); !s.ok()) return {s};
+  if (auto s = CreatePods(job, plan); !s.ok()) return {s};
+  if (plan.delete_job) {
+    kube::DeleteOptions options;
+    options.precondition_uid = job.uid;
+    options.propagation_policy = "Background";
+    kube::Status s = client_->Delete(kNcclJobs, job.namespace_, job.name, options);
+    if (!s.ok() && !s.IsNotFound()) return {s};
+    logging::Info("controller", "deleted a finished job after ttlSecondsAfterFinished", {{"job", key}});
+  }
+  return {kube::Status::Ok(), plan.requeue_after};
+}
+
+kube::Status Reconciler::EnsureChildren(const api::NcclJob& job) {
+  {
+    std::lock_guard<std::mutex> lock(ensured_mu_);
+    if (ensured_.count(job.uid)) return kube::Status::Ok();
+  }
+  const std::string& ns = job.namespace_;
+  if (auto s = CreateIfMissing(*client_, res::kServiceAccounts, ns, desired::ServiceAccount(job)); !s.ok()) return s;
+  if (auto s = CreateIfMissing(*client_, res::kRoles, ns, desired::Role(job)); !s.ok()) return s;
+  if (auto s = CreateIfMissing(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !s.ok()) return s;
+  if (auto s = CreateIfMissing(*client_, res::kServices, ns, desired::HeadlessService(job)); !s.ok()) return s;
+  std::lock_guard<std::mutex> lock(ensured_mu_);
+  ensured_.insert(job.uid);
+  return kube::Status::Ok();
+}
+
+kube::Status Reconciler::WriteConfigMap(const api::NcclJob& job, const policy::Plan& plan) {
+  Json desired = desired::ConfigMap(job, plan.status.attempt, plan.publish);
+  kube::ObjectPtr cached = caches_.configmaps->store().Get(job.namespace_, api::ConfigMapName(job.name));
+  if (!cached) {
+    auto created = client_->Create(res::kConfigMaps, job.namespace_, desired);
+    if (created.status().IsAlreadyExists()) return StaleCache("ConfigMap exists but is not in the cache yet");
+    return created.status();
+  }
+  // Conditional on the cached resourceVersion: a publish never overwrites a newer attempt.
+  Json updated = *cached;
+  updated["data"] = desired["data"];
+  auto result = client_->Update(res::kConfigMaps, job.namespace_, updated);
+  if (result.status().IsConflict()) return StaleCache("ConfigMap changed since it was cached");
+  return result.status();
+}
+
+kube::Status Reconciler::WriteStatus(const api::NcclJob& job, const policy::Plan& plan, const Json& object) {
+  Json updated = object;
+  updated["status"] = api::StatusToJson(plan.status);
+  auto result = client_->UpdateStatus(kNcclJobs, job.namespace_, updated);
+  if (result.status().IsConflict()) return StaleCache("NcclJob changed since it was cached");
+  return result.status();
+}
+
+kube::Status Reconciler::JobStillCurrent(const api::NcclJob& job) {
+  auto fresh = client_->Get(kNcclJobs, job.namespace_, job.name);
+  if (!fresh.ok()) return fresh.status().IsNotFound() ? StaleCache("NcclJob was deleted") : fresh.status();
+  if ((*fresh)["metadata"].value("resourceVersion", "") != job.resource_version) {
+    return StaleCache("NcclJob changed since it was cached");
+  }
+  return kube::Status::Ok();
+}
+
+kube::Status Reconciler::DeletePods(const api::NcclJob& job, const policy::Plan& plan) {
+  for (const std::string& name : plan.delete_pods) {
+    kube::Status s = client_->Delete(res::kPods, job.namespace_, name);
+    if (!s.ok() && !s.IsNotFound()) return s;
+  }
+  return kube::Status::Ok();
+}
+
+kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan& plan) {
+  for (int index : plan.create_pods) {
+    Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
+    auto created = client_->Create(res::kPods, job.namespace_, pod);
+    if (!created.ok() && !created.status().IsAlreadyExists()) {
+      if (created.status().IsInvalid() || created.status().IsForbidden()) {
+        // The template itself is wrong (or not allowed here): say so on the job, keep trying
+        // (the user may fix a quota or a policy without touching the job).
+        events_.Record(job, {"Warning", "PodCreateFailed",
+                             "could not create pod " + api::PodName(job.name, index) + ": " + created.status().message()});
+      }
+      return created.status();
+    }
+  }
+  return kube::Status::Ok();
+}
+
+}  // namespace ncclop::controller

@@ -1,0 +1,62 @@
+// Reconcile(key) for one NcclJob: read the job and its children from the informer caches,
+// ask policy::Decide what should change, and carry the Plan out in the order plan.h gives.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "controller/events.h"
+#include "desired/pod.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+#include "metrics/metrics.h"
+#include "policy/plan.h"
+
+namespace ncclop::controller {
+
+inline const kube::Resource kNcclJobs{"nccl.dev", "v1alpha1", "nccljobs", true};
+
+struct Caches {
+  const kube::Informer* jobs;
+  const kube::Informer* pods;        // indexed by kPodsByJob
+  const kube::Informer* configmaps;  // filtered to the job label
+};
+inline constexpr const char* kPodsByJob = "job";
+
+struct ReconcileResult {
+  ReconcileResult(kube::Status s = {}, std::optional<std::chrono::seconds> after = std::nullopt)  // NOLINT
+      : status(std::move(s)), requeue_after(after) {}
+  kube::Status status;
+  std::optional<std::chrono::seconds> requeue_after;
+};
+
+class Reconciler {
+ public:
+  Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desired::PodOptions pod_options,
+             metrics::Metrics* metrics);
+  ReconcileResult Reconcile(const std::string& key);
+
+ private:
+  kube::Status EnsureChildren(const api::NcclJob& job);
+  kube::Status WriteConfigMap(const api::NcclJob& job, const policy::Plan& plan);
+  kube::Status WriteStatus(const api::NcclJob& job, const policy::Plan& plan, const nlohmann::json& object);
+  kube::Status JobStillCurrent(const api::NcclJob& job);
+  kube::Status DeletePods(const api::NcclJob& job, const policy::Plan& plan);
+  kube::Status CreatePods(const api::NcclJob& job, const policy::Plan& plan);
+
+  std::shared_ptr<kube::Client> client_;
+  Caches caches_;
+  desired::PodOptions pod_options_;
+  metrics::Metrics* metrics_;
+  EventRecorder events_;
+  // Job UIDs whose ServiceAccount/Role/RoleBinding/Service this process already made sure
+  // of, to spare the API server five creates per reconcile. Reset by a restart.
+  std::mutex ensured_mu_;
+  std::set<std::string> ensured_;  // guarded by ensured_mu_
+};
+
+}  // namespace ncclop::controller

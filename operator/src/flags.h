@@ -1,0 +1,30 @@
+// Command-line flags of nccl-operator (kept apart from main so they are unit tested).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kube/status.h"
+#include "logging/log.h"
+
+namespace ncclop {
+
+struct Flags {
+  std::string kubeconfig;
+  std::string namespace_;  // "" = all namespaces
+  bool leader_elect = false;
+  std::string leader_election_namespace;  // "" = $POD_NAMESPACE, else --namespace, else the kubeconfig's
+  std::string leader_election_id = "nccl-operator-leader";
+  std::string metrics_bind_address = ":8080";  // "0" disables
+  std::string health_probe_bind_address = ":8081";
+  std::string sidecar_image = "nccl-sidecar:0.1.0";
+  logging::Format log_format = logging::Format::kText;
+  logging::Level log_level = logging::Level::kInfo;
+  int concurrency = 4;
+  bool help = false;
+};
+
+kube::Result<Flags> ParseFlags(const std::vector<std::string>& args);
+std::string HelpText();
+
+}  // namespace ncclop

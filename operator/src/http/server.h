@@ -1,0 +1,50 @@
+// A small asynchronous HTTP/1.1 server (Boost.Beast) for /metrics, /healthz and /readyz. It
+// runs on its own thread and io_context, so a slow scraper never holds up a reconcile, and
+// handlers only read atomics or render text.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "kube/status.h"
+
+namespace ncclop::http {
+
+struct Reply {
+  int code = 200;
+  std::string content_type = "text/plain; charset=utf-8";
+  std::string body;
+};
+
+using Handler = std::function<Reply()>;
+
+// "host:port", ":port" (all interfaces) or "port". Port 0 picks a free one.
+struct BindAddress {
+  std::string host;
+  unsigned short port = 0;
+};
+kube::Result<BindAddress> ParseBindAddress(const std::string& text);
+
+class Server {
+ public:
+  Server();
+  ~Server();  // stops
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  void Handle(const std::string& path, Handler handler);  // before Start; GET and HEAD only
+  kube::Status Start(const BindAddress& address);
+  void Stop();
+  unsigned short port() const { return port_; }  // the bound port (after Start)
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  std::map<std::string, Handler> handlers_;
+  unsigned short port_ = 0;
+};
+
+}  // namespace ncclop::http
