@@ -220,6 +220,11 @@ def test_switches():
     check(one(objs, "Deployment", "")["spec"]["template"]["spec"]["serviceAccountName"] == "mine",
           "serviceAccount.name ignored")
 
+    for bad in ("log.format=xml", "concurrency=0", "watchNamespace=Not_A_Namespace", "metrics.port=70000"):
+        done = render(bad, expect_ok=False)
+        check(done.returncode != 0 and "values don't meet the specifications of the schema" in done.stderr,
+              f"values.schema.json must reject {bad}: {done.stderr.strip()}")
+
     done = render("serviceAccount.create=false", expect_ok=False)
     check(done.returncode != 0 and "serviceAccount.name is required" in done.stderr,
           "serviceAccount.create=false without a name must fail with a message")
