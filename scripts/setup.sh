@@ -22,7 +22,7 @@ t0=$(date +%s)
 
 packages=(build-essential cmake ninja-build pkg-config git curl openssl iproute2 python3 python3-pip
           libcurl4-openssl-dev libssl-dev libboost1.74-dev libcpp-httplib-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev)
+          libgtest-dev libgmock-dev python3-yaml)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
