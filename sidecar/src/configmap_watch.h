@@ -1,0 +1,33 @@
+// Every sidecar in a cluster: watches its job's one ConfigMap (fieldSelector on the name, the
+// only one its Role lets it read) and puts each attempt/id it shows on the board. The informer
+// relists on 410 Gone and reconnects with backoff; ready() turns true once the first list
+// succeeded.
+#pragma once
+
+#include <memory>
+
+#include "config.h"
+#include "id_board.h"
+#include "kube/client.h"
+#include "kube/informer.h"
+
+namespace sidecar {
+
+class ConfigMapWatch {
+ public:
+  ConfigMapWatch(std::shared_ptr<kube::Client> client, const Config& config, IdBoard& board);
+  void Start();
+  void Stop();
+  bool ready() const { return informer_.HasSynced(); }
+
+ private:
+  void OnConfigMap(const nlohmann::json& config_map);
+
+  const Config& config_;
+  IdBoard& board_;
+  kube::Informer informer_;
+  int64_t last_logged_attempt_ = 0;  // informer thread only
+  bool last_logged_published_ = false;
+};
+
+}  // namespace sidecar

@@ -1,0 +1,73 @@
+#include "id_board.h"
+
+#include <utility>
+
+namespace sidecar {
+
+void IdBoard::Observe(int64_t attempt, std::optional<std::string> id, std::string job_uid) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (attempt < latest_attempt_) return;
+    if (attempt > latest_attempt_) {
+      latest_attempt_ = attempt;
+      id_.reset();
+      job_uid_.clear();
+    }
+    // A publisher may show the attempt before its id; never forget an id we already have for it.
+    if (id) id_ = std::move(id);
+    if (!job_uid.empty()) job_uid_ = std::move(job_uid);
+  }
+  changed_.notify_all();
+}
+
+WaitResult IdBoard::CheckLocked(int64_t attempt) const {
+  WaitResult result;
+  result.latest_attempt = latest_attempt_;
+  if (closed_) {
+    result.outcome = WaitOutcome::kClosed;
+  } else if (latest_attempt_ > attempt) {
+    result.outcome = WaitOutcome::kStale;
+  } else if (latest_attempt_ == attempt && id_) {
+    result.outcome = WaitOutcome::kReady;
+    result.published = PublishedId{latest_attempt_, *id_, job_uid_};
+  } else {
+    result.outcome = WaitOutcome::kTimeout;
+  }
+  return result;
+}
+
+WaitResult IdBoard::WaitFor(int64_t attempt, std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    WaitResult result = CheckLocked(attempt);
+    if (result.outcome != WaitOutcome::kTimeout) return result;
+    ++waiting_;
+    std::cv_status status = changed_.wait_until(lock, deadline);
+    --waiting_;
+    if (status == std::cv_status::timeout) return CheckLocked(attempt);
+  }
+}
+
+void IdBoard::Close() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed_ = true;
+  }
+  changed_.notify_all();
+}
+
+int64_t IdBoard::LatestAttempt() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return latest_attempt_;
+}
+
+}  // namespace sidecar
+
+namespace sidecar {
+
+int IdBoard::Waiting() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return waiting_;
+}
+
+}  // namespace sidecar

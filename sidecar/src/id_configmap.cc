@@ -1,0 +1,58 @@
+#include "id_configmap.h"
+
+#include <charconv>
+
+#include "base64.h"
+#include "id_request.h"
+
+namespace sidecar {
+namespace {
+
+std::optional<std::string> StringField(const nlohmann::json& data, const char* key) {
+  auto it = data.find(key);
+  if (it == data.end() || !it->is_string()) return std::nullopt;
+  return it->get<std::string>();
+}
+
+}  // namespace
+
+std::optional<IdConfigMapView> ReadIdConfigMap(const nlohmann::json& config_map,
+                                               const std::string& expected_job_uid,
+                                               std::string* ignored_because) {
+  auto ignore = [&](std::string why) -> std::optional<IdConfigMapView> {
+    if (ignored_because) *ignored_because = std::move(why);
+    return std::nullopt;
+  };
+  if (!config_map.is_object()) return ignore("not an object");
+  auto data = config_map.find("data");
+  if (data == config_map.end() || !data->is_object()) return ignore("no data yet");
+
+  IdConfigMapView view;
+  view.job_uid = StringField(*data, "jobUID").value_or("");
+  if (!expected_job_uid.empty() && !view.job_uid.empty() && view.job_uid != expected_job_uid) {
+    return ignore("data.jobUID belongs to another NcclJob of the same name");
+  }
+  std::optional<std::string> attempt_text = StringField(*data, "attempt");
+  if (!attempt_text) return ignore("no data.attempt yet");
+  const char* end = attempt_text->data() + attempt_text->size();
+  auto [ptr, ec] = std::from_chars(attempt_text->data(), end, view.attempt);
+  if (attempt_text->empty() || ec != std::errc() || ptr != end || view.attempt < 1) {
+    return ignore("data.attempt is not a positive integer");
+  }
+
+  std::optional<std::string> encoded = StringField(*data, "uniqueId");
+  if (encoded && !encoded->empty()) {
+    std::optional<std::string> raw = Base64Decode(*encoded);
+    if (!raw) {
+      view.problem = "data.uniqueId is not valid base64";
+    } else if (raw->size() != kUniqueIdBytes) {
+      view.problem = "data.uniqueId decodes to " + std::to_string(raw->size()) + " bytes, not " +
+                     std::to_string(kUniqueIdBytes);
+    } else {
+      view.id = std::move(*raw);
+    }
+  }
+  return view;
+}
+
+}  // namespace sidecar

@@ -1,0 +1,87 @@
+#include "root_reporter.h"
+
+#include "id_annotation.h"
+#include "kube/backoff.h"
+#include "logging/log.h"
+
+namespace sidecar {
+namespace {
+
+constexpr char kComponent[] = "sidecar.report";
+
+}  // namespace
+
+RootReporter::RootReporter(std::shared_ptr<kube::Client> client, const Config& config)
+    : client_(std::move(client)), config_(config) {}
+
+RootReporter::~RootReporter() { Stop(); }
+
+void RootReporter::Start() {
+  thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
+}
+
+void RootReporter::Stop() {
+  if (thread_.joinable()) {
+    thread_.request_stop();
+    thread_.join();
+  }
+}
+
+void RootReporter::Report(int64_t attempt, const std::string& raw_id) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    pending_ = Pending{attempt, raw_id};
+    reported_ = false;
+  }
+  wake_.notify_all();
+}
+
+bool RootReporter::reported() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return reported_;
+}
+
+bool RootReporter::PatchOnce(const Pending& pending) {
+  kube::Result<nlohmann::json> pod =
+      client_->Patch(kube::resources::kPods, config_.name_space, config_.pod_name, kube::PatchType::kMerge,
+                     BuildIdAnnotationPatch(pending.attempt, pending.raw_id));
+  if (!pod.ok()) {
+    logging::Warn(kComponent, "could not annotate the root pod; retrying",
+                  {{"pod", config_.pod_name}, {"attempt", std::to_string(pending.attempt)},
+                   {"error", pod.status().ToString()}});
+    return false;
+  }
+  if (!PodHasIdAnnotation(*pod, pending.attempt, pending.raw_id)) {
+    logging::Warn(kComponent, "the patched pod does not show the id annotations; retrying",
+                  {{"pod", config_.pod_name}});
+    return false;
+  }
+  return true;
+}
+
+void RootReporter::Run(std::stop_token stop) {
+  kube::Backoff backoff(kube::BackoffPolicy{std::chrono::milliseconds(200), std::chrono::milliseconds(10000), 2.0, 0.5});
+  while (!stop.stop_requested()) {
+    Pending pending;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      if (!wake_.wait(lock, stop, [this] { return pending_.has_value(); })) return;
+      pending = *pending_;
+    }
+    if (PatchOnce(pending)) {
+      std::lock_guard<std::mutex> lock(mu_);
+      // A newer Report() may have arrived while we patched; then go round again.
+      if (pending_ && pending_->attempt == pending.attempt && pending_->raw_id == pending.raw_id) {
+        pending_.reset();
+        reported_ = true;
+        logging::Info(kComponent, "annotated the root pod with the id",
+                      {{"pod", config_.pod_name}, {"attempt", std::to_string(pending.attempt)}});
+      }
+      backoff.Reset();
+      continue;
+    }
+    if (!kube::SleepFor(backoff.Next(), stop)) return;
+  }
+}
+
+}  // namespace sidecar

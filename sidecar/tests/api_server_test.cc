@@ -1,0 +1,271 @@
+// The id API's handlers against the real httplib server on a free loopback port.
+#include "api_server.h"
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "base64.h"
+#include "probe_server.h"
+
+namespace sidecar {
+namespace {
+
+using nlohmann::json;
+
+Config PodConfig(int index, int64_t attempt) {
+  Config c;
+  c.job = "demo";
+  c.name_space = "team";
+  c.job_uid = "uid-1";
+  c.index = index;
+  c.replicas = 2;
+  c.gpus_per_pod = 2;
+  c.world_size = 4;
+  c.attempt = attempt;
+  c.pod_name = "demo-" + std::to_string(index);
+  c.listen = {"127.0.0.1", 0};
+  return c;
+}
+
+std::string MakeId(char seed) {
+  std::string id(128, '\0');
+  for (size_t i = 0; i < id.size(); ++i) id[i] = static_cast<char>(seed + i);
+  return id;
+}
+
+// One sidecar's API server on a free port, serving on its own thread.
+class RunningApi {
+ public:
+  explicit RunningApi(Config config) : config_(std::move(config)) {
+    server_ = std::make_unique<ApiServer>(config_, board_, [this](int64_t attempt, const std::string& id) {
+      std::lock_guard<std::mutex> lock(mu_);
+      sunk_.emplace_back(attempt, id);
+    });
+    port_ = server_->Bind(config_.listen);
+    server_->Start();
+    client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
+    client_->set_read_timeout(std::chrono::seconds(20));
+  }
+  ~RunningApi() {
+    board_.Close();
+    server_->Stop();
+  }
+  IdBoard& board() { return board_; }
+  httplib::Client& client() { return *client_; }
+  int port() const { return port_; }
+  std::vector<std::pair<int64_t, std::string>> sunk() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return sunk_;
+  }
+
+ private:
+  Config config_;
+  IdBoard board_;
+  std::unique_ptr<ApiServer> server_;
+  int port_ = -1;
+  std::unique_ptr<httplib::Client> client_;
+  std::mutex mu_;
+  std::vector<std::pair<int64_t, std::string>> sunk_;
+};
+
+TEST(ApiServer, BindsAFreePort) {
+  RunningApi api(PodConfig(0, 1));
+  EXPECT_GT(api.port(), 0);
+}
+
+TEST(ApiServer, InfoDescribesThePod) {
+  RunningApi api(PodConfig(1, 3));
+  auto res = api.client().Get("/v1/info");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  json info = json::parse(res->body);
+  EXPECT_EQ(info, (json{{"job", "demo"}, {"namespace", "team"}, {"index", 1}, {"replicas", 2}, {"worldSize", 4},
+                        {"gpusPerPod", 2}, {"attempt", 3}, {"root", false}}));
+}
+
+TEST(ApiServer, RootAcceptsRawIdOnceAndRepeatsAreHarmless) {
+  RunningApi api(PodConfig(0, 2));
+  auto res = api.client().Post("/v1/id", MakeId('a'), "application/octet-stream");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(json::parse(res->body), (json{{"attempt", 2}}));
+  res = api.client().Post("/v1/id", MakeId('a'), "application/octet-stream");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  auto sunk = api.sunk();
+  ASSERT_EQ(sunk.size(), 1u);  // reported once
+  EXPECT_EQ(sunk[0].first, 2);
+  EXPECT_EQ(sunk[0].second, MakeId('a'));
+}
+
+TEST(ApiServer, RootAcceptsTheJsonForm) {
+  RunningApi api(PodConfig(0, 2));
+  json body = {{"id", Base64Encode(MakeId('j'))}, {"attempt", 2}};
+  auto res = api.client().Post("/v1/id", body.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  ASSERT_EQ(api.sunk().size(), 1u);
+  EXPECT_EQ(api.sunk()[0].second, MakeId('j'));
+}
+
+TEST(ApiServer, RootRefusesASecondDifferentIdWith409) {
+  RunningApi api(PodConfig(0, 1));
+  ASSERT_EQ(api.client().Post("/v1/id", MakeId('a'), "application/octet-stream")->status, 200);
+  auto res = api.client().Post("/v1/id", MakeId('b'), "application/octet-stream");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 409);
+  EXPECT_EQ(api.sunk().size(), 1u);
+}
+
+TEST(ApiServer, PostRefusals) {
+  RunningApi api(PodConfig(0, 1));
+  auto res = api.client().Post("/v1/id", std::string(127, 'x'), "application/octet-stream");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  EXPECT_TRUE(json::parse(res->body).contains("error"));
+  res = api.client().Post("/v1/id", "{not json", "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+  res = api.client().Post("/v1/id", json{{"id", Base64Encode(MakeId('a'))}, {"attempt", 2}}.dump(), "application/json");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 409);
+  res = api.client().Post("/v1/id", std::string(5000, 'x'), "application/octet-stream");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 413);
+  EXPECT_TRUE(api.sunk().empty());
+}
+
+TEST(ApiServer, NonRootRefusesPostWith403) {
+  RunningApi api(PodConfig(1, 1));
+  auto res = api.client().Post("/v1/id", MakeId('a'), "application/octet-stream");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 403);
+}
+
+TEST(ApiServer, OtherMethodsAre405AndUnknownPaths404) {
+  RunningApi api(PodConfig(0, 1));
+  auto res = api.client().Put("/v1/id", "x", "text/plain");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 405);
+  EXPECT_EQ(res->get_header_value("Allow"), "GET, POST");
+  res = api.client().Delete("/v1/id");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 405);
+  res = api.client().Post("/v1/info", "x", "text/plain");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 405);
+  res = api.client().Get("/v2/id");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+}
+
+TEST(ApiServer, GetServesThePublishedIdOfThisAttempt) {
+  RunningApi api(PodConfig(1, 2));
+  api.board().Observe(2, MakeId('z'), "uid-from-configmap");
+  auto res = api.client().Get("/v1/id?timeout=5");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  json body = json::parse(res->body);
+  EXPECT_EQ(body, (json{{"id", Base64Encode(MakeId('z'))}, {"attempt", 2}, {"job", "demo"},
+                        {"jobUID", "uid-from-configmap"}}));
+}
+
+TEST(ApiServer, GetLongPollsUntilTheIdArrives) {
+  RunningApi api(PodConfig(1, 1));
+  auto pending = std::async(std::launch::async, [&] { return api.client().Get("/v1/id?timeout=20"); });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (api.board().Waiting() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(api.board().Waiting(), 1);
+  api.board().Observe(1, MakeId('w'));
+  auto res = pending.get();
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+  EXPECT_EQ(json::parse(res->body)["id"], Base64Encode(MakeId('w')));
+}
+
+TEST(ApiServer, GetTimesOutWith204AndNeverServesAnotherAttempt) {
+  RunningApi api(PodConfig(1, 2));
+  api.board().Observe(1, MakeId('o'));  // an older attempt's id
+  auto res = api.client().Get("/v1/id?timeout=0");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 204);
+  EXPECT_TRUE(res->body.empty());
+}
+
+TEST(ApiServer, GetIs410WhenALaterAttemptExists) {
+  RunningApi api(PodConfig(1, 1));
+  api.board().Observe(1, MakeId('1'));
+  api.board().Observe(2, MakeId('2'));
+  auto res = api.client().Get("/v1/id?timeout=5");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 410);
+  EXPECT_EQ(res->body.find(Base64Encode(MakeId('2'))), std::string::npos);
+}
+
+TEST(ApiServer, GetRefusesABadTimeout) {
+  RunningApi api(PodConfig(1, 1));
+  auto res = api.client().Get("/v1/id?timeout=soon");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 400);
+}
+
+TEST(ApiServer, EveryLocalTrainerCanLongPollAtOnceAndInfoStillAnswers) {
+  RunningApi api(PodConfig(1, 1));  // gpusPerPod 2
+  std::vector<std::future<httplib::Result>> polls;
+  std::vector<std::unique_ptr<httplib::Client>> clients;
+  for (int i = 0; i < 2; ++i) {
+    clients.push_back(std::make_unique<httplib::Client>("127.0.0.1", api.port()));
+    clients.back()->set_read_timeout(std::chrono::seconds(20));
+    polls.push_back(std::async(std::launch::async, [c = clients.back().get()] { return c->Get("/v1/id?timeout=20"); }));
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (api.board().Waiting() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(api.board().Waiting(), 2);
+  auto info = api.client().Get("/v1/info");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(info->status, 200);
+  api.board().Observe(1, MakeId('m'));
+  for (auto& p : polls) {
+    auto res = p.get();
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, 200);
+  }
+}
+
+TEST(ApiServer, ShutdownAnswersWaitingPollsWith503) {
+  RunningApi api(PodConfig(1, 1));
+  auto pending = std::async(std::launch::async, [&] { return api.client().Get("/v1/id?timeout=20"); });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (api.board().Waiting() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  api.board().Close();
+  auto res = pending.get();
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+}
+
+TEST(ProbeServer, HealthzAlwaysReadyzFollowsTheSource) {
+  std::atomic<bool> ready{false};
+  ProbeServer probe([&ready] { return ready.load(); });
+  int port = probe.Bind({"127.0.0.1", 0});
+  ASSERT_GT(port, 0);
+  probe.Start();
+  httplib::Client client("127.0.0.1", port);
+  EXPECT_EQ(client.Get("/healthz")->status, 200);
+  EXPECT_EQ(client.Get("/readyz")->status, 503);
+  ready = true;
+  EXPECT_EQ(client.Get("/readyz")->status, 200);
+  EXPECT_EQ(client.Post("/readyz", "", "text/plain")->status, 405);
+  EXPECT_EQ(client.Get("/v1/id")->status, 404);  // the id never leaves loopback through this port
+  probe.Stop();
+}
+
+}  // namespace
+}  // namespace sidecar

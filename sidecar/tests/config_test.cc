@@ -1,0 +1,141 @@
+#include "config.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace sidecar {
+namespace {
+
+using Env = std::map<std::string, std::string>;
+
+Env PodEnv() {
+  return {{"NCCLJOB_NAME", "demo"},      {"NCCLJOB_NAMESPACE", "team"}, {"NCCLJOB_UID", "u-1"},
+          {"NCCLJOB_INDEX", "1"},        {"NCCLJOB_REPLICAS", "2"},     {"NCCLJOB_GPUS_PER_POD", "8"},
+          {"NCCLJOB_WORLD_SIZE", "16"},  {"NCCLJOB_ATTEMPT", "3"},      {"NCCLJOB_POD_NAME", "demo-1"}};
+}
+
+std::variant<Config, ShowHelp, ConfigError> Parse(const std::vector<std::string>& args, const Env& env) {
+  return ParseConfig(args, [&env](std::string_view name) -> std::optional<std::string> {
+    auto it = env.find(std::string(name));
+    if (it == env.end()) return std::nullopt;
+    return it->second;
+  });
+}
+
+std::string ErrorOf(const std::variant<Config, ShowHelp, ConfigError>& r) {
+  auto* e = std::get_if<ConfigError>(&r);
+  return e ? e->message : "";
+}
+
+TEST(ParseConfig, ReadsThePodEnvAndDefaults) {
+  auto r = Parse({}, PodEnv());
+  ASSERT_TRUE(std::holds_alternative<Config>(r)) << ErrorOf(r);
+  const Config& c = std::get<Config>(r);
+  EXPECT_EQ(c.job, "demo");
+  EXPECT_EQ(c.ConfigMapName(), "demo-nccl");
+  EXPECT_EQ(c.name_space, "team");
+  EXPECT_EQ(c.index, 1);
+  EXPECT_FALSE(c.root());
+  EXPECT_EQ(c.world_size, 16);
+  EXPECT_EQ(c.attempt, 3);
+  EXPECT_EQ(c.listen.host, "127.0.0.1");
+  EXPECT_EQ(c.listen.port, 8471);
+  EXPECT_EQ(c.probe_listen.host, "0.0.0.0");
+  EXPECT_EQ(c.probe_listen.port, 8472);
+  EXPECT_FALSE(c.standalone);
+}
+
+TEST(ParseConfig, ReadsFlagsInBothSpellings) {
+  auto r = Parse({"--listen", "127.0.0.1:0", "--probe-listen=127.0.0.1:9", "--kubeconfig", "/k",
+                  "--log-format=json", "--log-level", "debug"},
+                 PodEnv());
+  ASSERT_TRUE(std::holds_alternative<Config>(r)) << ErrorOf(r);
+  const Config& c = std::get<Config>(r);
+  EXPECT_EQ(c.listen.port, 0);
+  EXPECT_EQ(c.probe_listen.port, 9);
+  EXPECT_EQ(c.kubeconfig, "/k");
+  EXPECT_EQ(c.log_format, logging::Format::kJson);
+  EXPECT_EQ(c.log_level, logging::Level::kDebug);
+}
+
+TEST(ParseConfig, HelpWinsOverEverything) {
+  EXPECT_TRUE(std::holds_alternative<ShowHelp>(Parse({"--help"}, {})));
+  EXPECT_NE(HelpText().find("NCCLJOB_ATTEMPT"), std::string::npos);
+  EXPECT_NE(HelpText().find("--peer-url"), std::string::npos);
+}
+
+TEST(ParseConfig, MissingVariableIsNamed) {
+  for (const char* name : {"NCCLJOB_NAME", "NCCLJOB_INDEX", "NCCLJOB_REPLICAS", "NCCLJOB_ATTEMPT", "NCCLJOB_NAMESPACE"}) {
+    Env env = PodEnv();
+    env.erase(name);
+    EXPECT_NE(ErrorOf(Parse({}, env)).find(name), std::string::npos) << name;
+  }
+}
+
+TEST(ParseConfig, MalformedVariableIsNamed) {
+  for (auto [name, value] : std::vector<std::pair<std::string, std::string>>{
+           {"NCCLJOB_INDEX", "x"}, {"NCCLJOB_INDEX", "-1"}, {"NCCLJOB_REPLICAS", "0"},
+           {"NCCLJOB_ATTEMPT", "0"}, {"NCCLJOB_ATTEMPT", "1a"}, {"NCCLJOB_GPUS_PER_POD", "-2"},
+           {"NCCLJOB_WORLD_SIZE", "15"}, {"NCCLJOB_INDEX", "2"}}) {
+    Env env = PodEnv();
+    env[name] = value;
+    EXPECT_NE(ErrorOf(Parse({}, env)).find(name), std::string::npos) << name << "=" << value;
+  }
+}
+
+TEST(ParseConfig, OptionalVariablesHaveDefaults) {
+  Env env = PodEnv();
+  env.erase("NCCLJOB_GPUS_PER_POD");
+  env.erase("NCCLJOB_WORLD_SIZE");
+  env.erase("NCCLJOB_POD_NAME");
+  env.erase("NCCLJOB_UID");
+  auto r = Parse({}, env);
+  ASSERT_TRUE(std::holds_alternative<Config>(r)) << ErrorOf(r);
+  EXPECT_EQ(std::get<Config>(r).gpus_per_pod, 1);
+  EXPECT_EQ(std::get<Config>(r).world_size, 2);
+  EXPECT_EQ(std::get<Config>(r).pod_name, "demo-1");
+}
+
+TEST(ParseConfig, CpuOnlyPodsCountOneRankEach) {
+  Env env = PodEnv();
+  env["NCCLJOB_GPUS_PER_POD"] = "0";
+  env["NCCLJOB_WORLD_SIZE"] = "2";
+  EXPECT_TRUE(std::holds_alternative<Config>(Parse({}, env)));
+}
+
+TEST(ParseConfig, StandaloneRules) {
+  Env worker = PodEnv();
+  worker.erase("NCCLJOB_NAMESPACE");
+  EXPECT_NE(ErrorOf(Parse({"--standalone"}, worker)).find("--peer-url"), std::string::npos);
+  EXPECT_TRUE(std::holds_alternative<Config>(Parse({"--standalone", "--peer-url", "http://127.0.0.1:1"}, worker)));
+  EXPECT_NE(ErrorOf(Parse({"--peer-url", "http://127.0.0.1:1"}, PodEnv())).find("--standalone"), std::string::npos);
+  EXPECT_NE(ErrorOf(Parse({"--standalone", "--peer-url", "127.0.0.1:1"}, worker)).find("http://"), std::string::npos);
+  Env root = worker;
+  root["NCCLJOB_INDEX"] = "0";
+  EXPECT_TRUE(std::holds_alternative<Config>(Parse({"--standalone"}, root)));
+  EXPECT_FALSE(ErrorOf(Parse({"--standalone", "--peer-url", "http://127.0.0.1:1"}, root)).empty());
+}
+
+TEST(ParseConfig, BadFlagsAreNamed) {
+  EXPECT_NE(ErrorOf(Parse({"--listen", "nope"}, PodEnv())).find("--listen"), std::string::npos);
+  EXPECT_NE(ErrorOf(Parse({"--listen", "h:70000"}, PodEnv())).find("--listen"), std::string::npos);
+  EXPECT_NE(ErrorOf(Parse({"--log-format", "xml"}, PodEnv())).find("--log-format"), std::string::npos);
+  EXPECT_NE(ErrorOf(Parse({"--log-level", "loud"}, PodEnv())).find("--log-level"), std::string::npos);
+  EXPECT_NE(ErrorOf(Parse({"--bogus"}, PodEnv())).find("--bogus"), std::string::npos);
+  EXPECT_NE(ErrorOf(Parse({"--kubeconfig"}, PodEnv())).find("--kubeconfig"), std::string::npos);
+}
+
+TEST(ParseHostPort, SplitsAtTheLastColon) {
+  auto hp = ParseHostPort("[::1]:8471");
+  ASSERT_TRUE(hp);
+  EXPECT_EQ(hp->host, "[::1]");
+  EXPECT_EQ(hp->port, 8471);
+  EXPECT_FALSE(ParseHostPort(":80"));
+  EXPECT_FALSE(ParseHostPort("host:"));
+}
+
+}  // namespace
+}  // namespace sidecar

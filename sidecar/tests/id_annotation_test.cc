@@ -1,0 +1,31 @@
+#include "id_annotation.h"
+
+#include <gtest/gtest.h>
+
+#include "base64.h"
+
+namespace sidecar {
+namespace {
+
+TEST(IdAnnotation, PatchCarriesBase64IdAndAttemptOnly) {
+  std::string id(128, '\x01');
+  nlohmann::json patch = BuildIdAnnotationPatch(7, id);
+  ASSERT_EQ(patch.size(), 1u);
+  ASSERT_EQ(patch["metadata"].size(), 1u);
+  const auto& annotations = patch["metadata"]["annotations"];
+  EXPECT_EQ(annotations["nccl.dev/unique-id"], Base64Encode(id));
+  EXPECT_EQ(annotations["nccl.dev/unique-id-attempt"], "7");
+}
+
+TEST(IdAnnotation, RecognisesThePatchedPod) {
+  std::string id(128, '\x02');
+  nlohmann::json pod = {{"metadata", {{"name", "demo-0"}}}};
+  EXPECT_FALSE(PodHasIdAnnotation(pod, 1, id));
+  pod.merge_patch(BuildIdAnnotationPatch(1, id));
+  EXPECT_TRUE(PodHasIdAnnotation(pod, 1, id));
+  EXPECT_FALSE(PodHasIdAnnotation(pod, 2, id));
+  EXPECT_FALSE(PodHasIdAnnotation(pod, 1, std::string(128, '\x03')));
+}
+
+}  // namespace
+}  // namespace sidecar

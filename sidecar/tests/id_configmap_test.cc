@@ -1,0 +1,66 @@
+#include "id_configmap.h"
+
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "base64.h"
+
+namespace sidecar {
+namespace {
+
+nlohmann::json ConfigMap(nlohmann::json data) {
+  return {{"apiVersion", "v1"}, {"kind", "ConfigMap"}, {"metadata", {{"name", "demo-nccl"}}}, {"data", data}};
+}
+
+const std::string kId(128, 'i');
+
+TEST(ReadIdConfigMap, ReadsAttemptIdAndUid) {
+  auto view = ReadIdConfigMap(ConfigMap({{"attempt", "2"}, {"uniqueId", Base64Encode(kId)}, {"jobUID", "u"}}), "u");
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->attempt, 2);
+  EXPECT_EQ(view->id, kId);
+  EXPECT_EQ(view->job_uid, "u");
+  EXPECT_TRUE(view->problem.empty());
+}
+
+TEST(ReadIdConfigMap, AttemptBeforeTheIdIsPublished) {
+  auto view = ReadIdConfigMap(ConfigMap({{"attempt", "1"}, {"jobUID", "u"}}), "");
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->attempt, 1);
+  EXPECT_FALSE(view->id);
+  view = ReadIdConfigMap(ConfigMap({{"attempt", "1"}, {"uniqueId", ""}}), "");
+  ASSERT_TRUE(view);
+  EXPECT_FALSE(view->id);
+}
+
+TEST(ReadIdConfigMap, NothingUsable) {
+  std::string why;
+  EXPECT_FALSE(ReadIdConfigMap(nlohmann::json{{"metadata", {{"name", "x"}}}}, "", &why));
+  EXPECT_FALSE(why.empty());
+  EXPECT_FALSE(ReadIdConfigMap(ConfigMap(nlohmann::json::object()), ""));
+  EXPECT_FALSE(ReadIdConfigMap(ConfigMap({{"attempt", "0"}}), ""));
+  EXPECT_FALSE(ReadIdConfigMap(ConfigMap({{"attempt", "x1"}}), ""));
+  EXPECT_FALSE(ReadIdConfigMap(ConfigMap({{"attempt", 1}}), ""));  // ConfigMap data is strings
+}
+
+TEST(ReadIdConfigMap, IgnoresAnotherJobsConfigMap) {
+  std::string why;
+  EXPECT_FALSE(ReadIdConfigMap(ConfigMap({{"attempt", "5"}, {"jobUID", "old"}}), "new", &why));
+  EXPECT_NE(why.find("jobUID"), std::string::npos);
+}
+
+TEST(ReadIdConfigMap, MalformedIdKeepsTheAttemptButNotTheId) {
+  auto view = ReadIdConfigMap(ConfigMap({{"attempt", "2"}, {"uniqueId", Base64Encode("short")}}), "");
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->attempt, 2);
+  EXPECT_FALSE(view->id);
+  EXPECT_NE(view->problem.find("5 bytes"), std::string::npos);
+  view = ReadIdConfigMap(ConfigMap({{"attempt", "2"}, {"uniqueId", "@@@@"}}), "");
+  ASSERT_TRUE(view);
+  EXPECT_FALSE(view->id);
+  EXPECT_FALSE(view->problem.empty());
+}
+
+}  // namespace
+}  // namespace sidecar

@@ -1,0 +1,119 @@
+// Standalone mode: a non-root sidecar's poller against a real root sidecar API server.
+#include "peer_poller.h"
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include "api_server.h"
+
+namespace sidecar {
+namespace {
+
+Config PodConfig(int index, int64_t attempt) {
+  Config c;
+  c.job = "demo";
+  c.index = index;
+  c.replicas = 2;
+  c.world_size = 2;
+  c.attempt = attempt;
+  c.standalone = true;
+  c.listen = {"127.0.0.1", 0};
+  return c;
+}
+
+// The root sidecar in standalone mode: what its trainer POSTs goes on its own board.
+class StandaloneRoot {
+ public:
+  explicit StandaloneRoot(int64_t attempt)
+      : config_(PodConfig(0, attempt)),
+        server_(config_, board_, [this](int64_t a, const std::string& id) { board_.Observe(a, id); }) {
+    port_ = server_.Bind(config_.listen);
+    server_.Start();
+  }
+  ~StandaloneRoot() {
+    board_.Close();
+    server_.Stop();
+  }
+  int port() const { return port_; }
+  const IdBoard& board() const { return board_; }
+  void PostId(const std::string& id) {
+    httplib::Client client("127.0.0.1", port_);
+    auto res = client.Post("/v1/id", id, "application/octet-stream");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200);
+  }
+
+ private:
+  Config config_;
+  IdBoard board_;
+  ApiServer server_;
+  int port_ = -1;
+};
+
+TEST(PeerPoller, CarriesTheRootsIdToTheWorkersBoard) {
+  StandaloneRoot root(1);
+  Config worker = PodConfig(1, 1);
+  worker.peer_url = "http://127.0.0.1:" + std::to_string(root.port());
+  IdBoard board;
+  PeerPoller poller(worker, board);
+  poller.Start();
+  std::string id(128, 'p');
+  root.PostId(id);
+  WaitResult r = board.WaitFor(1, std::chrono::steady_clock::now() + std::chrono::seconds(20));
+  ASSERT_EQ(r.outcome, WaitOutcome::kReady);
+  EXPECT_EQ(r.published.id, id);
+  EXPECT_TRUE(poller.ready());
+  poller.Stop();
+}
+
+TEST(PeerPoller, ALaterRootAttemptMakesTheWorkerStale) {
+  StandaloneRoot root(2);
+  Config worker = PodConfig(1, 1);
+  worker.peer_url = "http://127.0.0.1:" + std::to_string(root.port());
+  IdBoard board;
+  PeerPoller poller(worker, board);
+  poller.Start();
+  root.PostId(std::string(128, 'q'));
+  EXPECT_EQ(board.WaitFor(1, std::chrono::steady_clock::now() + std::chrono::seconds(20)).outcome, WaitOutcome::kStale);
+}
+
+TEST(PeerPoller, StopsPromptlyWhileALongPollIsInFlight) {
+  StandaloneRoot root(1);
+  Config worker = PodConfig(1, 1);
+  worker.peer_url = "http://127.0.0.1:" + std::to_string(root.port());
+  IdBoard board;
+  PeerPoller poller(worker, board);
+  poller.Start();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  // The root holds the worker's long-poll once its board has a waiter.
+  while (root.board().Waiting() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(root.board().Waiting(), 1);
+  auto started = std::chrono::steady_clock::now();
+  poller.Stop();
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+}
+
+TEST(PeerPoller, KeepsTryingWhileTheRootIsNotUpYet) {
+  // A port nobody listens on: bind and close one to find it.
+  int free_port;
+  {
+    httplib::Server probe;
+    free_port = probe.bind_to_any_port("127.0.0.1");
+  }
+  Config worker = PodConfig(1, 1);
+  worker.peer_url = "http://127.0.0.1:" + std::to_string(free_port);
+  IdBoard board;
+  PeerPoller poller(worker, board);
+  poller.Start();
+  EXPECT_FALSE(poller.ready());
+  EXPECT_EQ(board.WaitFor(1, std::chrono::steady_clock::now() + std::chrono::milliseconds(300)).outcome,
+            WaitOutcome::kTimeout);
+  poller.Stop();
+}
+
+}  // namespace
+}  // namespace sidecar
