@@ -10,6 +10,11 @@
 #
 # D/env holds: KUBECONFIG, APISERVER_URL, ETCD_URL, CONTROLPLANE_BIN, CONTROLPLANE_DIR.
 # Extra kube-apiserver flags can be passed in $CONTROLPLANE_APISERVER_FLAGS.
+# $CONTROLPLANE_BIND_ADDRESS (default 127.0.0.1) is where kube-apiserver listens; 0.0.0.0 lets
+# pods of the local node (tests/node, bridge 10.244.0.1) reach it directly.
+# $CONTROLPLANE_EXTRA_SANS adds entries (e.g. IP:10.245.0.1) to the apiserver certificate.
+# kube-apiserver reaches nodes' log endpoints (kubectl logs) with the admin client cert and
+# verifies their serving certs against pki/ca.crt (added for tests/node).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 cmd=${1:-}; shift || true
@@ -17,11 +22,11 @@ dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) dir=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    -h|--help) sed -n "2,18p" "$0"; exit 0 ;;
     *) echo "controlplane.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n '2,13p' "$0" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n "2,18p" "$0" >&2; exit 2; }
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 log() { echo "[controlplane] $*" >&2; }
 
@@ -46,20 +51,37 @@ wait_ready() {  # wait_ready <seconds>
 
 make_pki() {
   local pki="$dir/pki"; mkdir -p "$pki"; cd "$pki"
-  [ -f ca.crt ] && return 0
+  if [ -f ca.crt ]; then sign_apiserver_if_needed; cd - >/dev/null; return 0; fi
   openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.crt -days 3650 -subj "/CN=nccl-operator-test-ca" 2>/dev/null
   openssl genrsa -out sa.key 2048 2>/dev/null
   openssl rsa -in sa.key -pubout -out sa.pub 2>/dev/null
-  sign() {  # sign <name> <subject> [san]
-    openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
-    if [ -n "${3:-}" ]; then printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$3" > "$1.ext"
-    else printf 'extendedKeyUsage=clientAuth\n' > "$1.ext"; fi
-    openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$1.crt" -days 3650 -extfile "$1.ext" 2>/dev/null
-  }
-  sign apiserver "/CN=kube-apiserver" "IP:127.0.0.1,IP:10.0.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local"
+  sign_all
+  cd - >/dev/null
+}
+
+sign() {  # sign <name> <subject> [san]   (run in the pki dir)
+  openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
+  if [ -n "${3:-}" ]; then printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$3" > "$1.ext"
+  else printf 'extendedKeyUsage=clientAuth\n' > "$1.ext"; fi
+  openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$1.crt" -days 3650 -extfile "$1.ext" 2>/dev/null
+}
+
+# The apiserver SANs include 10.244.0.1, the local node's bridge (tests/node), so pods can
+# verify the API server there; a pki made before that (or with other extra SANs) is re-signed.
+apiserver_sans() {
+  echo "IP:127.0.0.1,IP:10.0.0.1,IP:10.244.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local${CONTROLPLANE_EXTRA_SANS:+,$CONTROLPLANE_EXTRA_SANS}"
+}
+
+sign_apiserver_if_needed() {  # (run in the pki dir)
+  [ -f apiserver.crt ] && [ "$(cat apiserver.sans 2>/dev/null)" = "$(apiserver_sans)" ] && return 0
+  sign apiserver "/CN=kube-apiserver" "$(apiserver_sans)"
+  apiserver_sans > apiserver.sans
+}
+
+sign_all() {
+  sign_apiserver_if_needed
   sign admin "/O=system:masters/CN=admin"
   sign controller-manager "/CN=system:kube-controller-manager"
-  cd - >/dev/null
 }
 
 write_kubeconfig() {  # write_kubeconfig <file> <user>
@@ -93,13 +115,15 @@ start_apiserver() {
   local port=${APISERVER_URL##*:}
   # shellcheck disable=SC2086
   nohup "$CONTROLPLANE_BIN/kube-apiserver" \
-    --etcd-servers="$ETCD_URL" --bind-address=127.0.0.1 --advertise-address=127.0.0.1 \
+    --etcd-servers="$ETCD_URL" --bind-address="${CONTROLPLANE_BIND_ADDRESS:-127.0.0.1}" --advertise-address=127.0.0.1 \
     --secure-port="$port" --cert-dir="$dir/pki" \
     --tls-cert-file="$dir/pki/apiserver.crt" --tls-private-key-file="$dir/pki/apiserver.key" \
     --client-ca-file="$dir/pki/ca.crt" --authorization-mode=RBAC \
     --service-account-key-file="$dir/pki/sa.pub" --service-account-signing-key-file="$dir/pki/sa.key" \
     --service-account-issuer=https://kubernetes.default.svc --service-cluster-ip-range=10.0.0.0/24 \
     --allow-privileged=true --profiling=false --enable-priority-and-fairness=false \
+    --kubelet-client-certificate="$dir/pki/admin.crt" --kubelet-client-key="$dir/pki/admin.key" \
+    --kubelet-certificate-authority="$dir/pki/ca.crt" --kubelet-preferred-address-types=InternalIP,Hostname \
     ${CONTROLPLANE_APISERVER_FLAGS:-} >"$dir/logs/apiserver.log" 2>&1 &
   echo $! > "$dir/apiserver.pid"
 }

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Builds testnode (the local node, see README.md) into a cache directory keyed by a hash of
+# its sources; a second run with unchanged sources returns at once. Prints the binary path
+# on its last line.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
+hash=$(cd "$here" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-16)
+bin="$cache/testnode/$hash/testnode"
+if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
+mkdir -p "$(dirname "$bin")"
+echo "[testnode-build] building $bin" >&2
+(cd "$here" && GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0 go build -ldflags "-s -w" -o "$bin.tmp" .)
+mv "$bin.tmp" "$bin"
+echo "$bin"
