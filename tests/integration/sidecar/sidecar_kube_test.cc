@@ -1,0 +1,256 @@
+// The real nccl-sidecar binary against the real kube-apiserver of the CTest fixture
+// `controlplane`. Each sidecar authenticates with a ServiceAccount token (TokenRequest) whose
+// Role names only its job's ConfigMap and root pod, as the operator sets it up, so RBAC and the
+// fieldSelector watch are exercised for real. The test plays the operator (writes the
+// ConfigMap) and the kubelet (starts the sidecar processes with the pod's env).
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <future>
+#include <memory>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include "base64.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "sidecar_process.h"
+#include "testsupport/controlplane.h"
+
+namespace sidecar_it {
+namespace {
+
+using nlohmann::json;
+using std::chrono::seconds;
+
+constexpr char kJob[] = "demo";
+constexpr char kJobUid[] = "0b1c2d3e-uid";
+
+std::string SomeId(int seed) {
+  std::string id(128, '\0');
+  for (size_t i = 0; i < id.size(); ++i) id[i] = static_cast<char>(seed * 131 + i * 7);
+  return id;
+}
+
+class SidecarKubeTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto config = kube::LoadKubeconfigFile(testsupport::Kubeconfig());
+    ASSERT_TRUE(config.ok()) << config.status().ToString();
+    admin_config_ = *config;
+    admin_ = std::make_shared<kube::Client>(admin_config_);
+    static std::atomic<int> counter{0};
+    ns_ = "sidecar-it-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+    auto created = admin_->Create(kube::resources::kNamespaces, "", {{"apiVersion", "v1"}, {"kind", "Namespace"},
+                                                                     {"metadata", {{"name", ns_}}}});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    CreateJobRbac();
+    WriteTokenKubeconfig();
+  }
+
+  void TearDown() override {
+    if (admin_) admin_->Delete(kube::resources::kNamespaces, "", ns_);
+  }
+
+  // What the operator makes per job: ServiceAccount + Role (by resourceNames) + RoleBinding.
+  void CreateJobRbac() {
+    std::string name = std::string(kJob) + "-nccl";
+    json sa = {{"apiVersion", "v1"}, {"kind", "ServiceAccount"}, {"metadata", {{"name", name}}}};
+    json role = {{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "Role"}, {"metadata", {{"name", name}}},
+                 {"rules", json::array({{{"apiGroups", {""}}, {"resources", {"configmaps"}},
+                                         {"resourceNames", {name}}, {"verbs", {"get", "list", "watch"}}},
+                                        {{"apiGroups", {""}}, {"resources", {"pods"}},
+                                         {"resourceNames", {std::string(kJob) + "-0"}}, {"verbs", {"get", "patch"}}}})}};
+    json binding = {{"apiVersion", "rbac.authorization.k8s.io/v1"}, {"kind", "RoleBinding"},
+                    {"metadata", {{"name", name}}},
+                    {"roleRef", {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", name}}},
+                    {"subjects", json::array({{{"kind", "ServiceAccount"}, {"name", name}, {"namespace", ns_}}})}};
+    for (auto [resource, object] : {std::pair{&kube::resources::kServiceAccounts, sa},
+                                    std::pair{&kube::resources::kRoles, role},
+                                    std::pair{&kube::resources::kRoleBindings, binding}}) {
+      auto r = admin_->Create(*resource, ns_, object);
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+    }
+  }
+
+  // A kubeconfig holding only the job ServiceAccount's token, like the pod's mounted one.
+  void WriteTokenKubeconfig() {
+    std::string path = "/api/v1/namespaces/" + ns_ + "/serviceaccounts/" + kJob + "-nccl/token";
+    json request = {{"apiVersion", "authentication.k8s.io/v1"}, {"kind", "TokenRequest"},
+                    {"spec", {{"expirationSeconds", 3600}}}};
+    auto response = admin_->Request("POST", path, request.dump(), "application/json");
+    ASSERT_TRUE(response.ok()) << response.status().ToString();
+    std::string token = json::parse(response->body)["status"]["token"];
+    json cluster = {{"server", admin_config_.server}};
+    if (!admin_config_.ca_file.empty()) {
+      cluster["certificate-authority"] = admin_config_.ca_file;
+    } else {
+      cluster["certificate-authority-data"] = sidecar::Base64Encode(admin_config_.ca_data);
+    }
+    json kubeconfig = {{"apiVersion", "v1"}, {"kind", "Config"}, {"current-context", "sa"},
+                       {"clusters", json::array({{{"name", "test"}, {"cluster", cluster}}})},
+                       {"users", json::array({{{"name", "sa"}, {"user", {{"token", token}}}}})},
+                       {"contexts", json::array({{{"name", "sa"},
+                                                  {"context", {{"cluster", "test"}, {"user", "sa"}, {"namespace", ns_}}}}})}};
+    token_kubeconfig_ = std::string(::testing::TempDir()) + "/" + ns_ + ".kubeconfig";
+    std::ofstream(token_kubeconfig_) << kubeconfig.dump(2);
+  }
+
+  // The operator's side: the ConfigMap at `attempt`, with the id once published.
+  void PublishConfigMap(int attempt, const std::optional<std::string>& id) {
+    json data = {{"attempt", std::to_string(attempt)}, {"jobUID", kJobUid}};
+    data["uniqueId"] = id ? json(sidecar::Base64Encode(*id)) : json(nullptr);  // null removes it
+    auto existing = admin_->Get(kube::resources::kConfigMaps, ns_, std::string(kJob) + "-nccl");
+    if (existing.status().IsNotFound()) {
+      if (!id) data.erase("uniqueId");
+      auto r = admin_->Create(kube::resources::kConfigMaps, ns_,
+                              {{"apiVersion", "v1"}, {"kind", "ConfigMap"},
+                               {"metadata", {{"name", std::string(kJob) + "-nccl"}}}, {"data", data}});
+      ASSERT_TRUE(r.ok()) << r.status().ToString();
+      return;
+    }
+    auto r = admin_->Patch(kube::resources::kConfigMaps, ns_, std::string(kJob) + "-nccl", kube::PatchType::kMerge,
+                           {{"data", data}});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+
+  Env PodEnv(int index, int attempt) const {
+    return {{"NCCLJOB_NAME", kJob}, {"NCCLJOB_NAMESPACE", ns_}, {"NCCLJOB_UID", kJobUid},
+            {"NCCLJOB_INDEX", std::to_string(index)}, {"NCCLJOB_REPLICAS", "2"}, {"NCCLJOB_GPUS_PER_POD", "1"},
+            {"NCCLJOB_WORLD_SIZE", "2"}, {"NCCLJOB_ATTEMPT", std::to_string(attempt)},
+            {"NCCLJOB_POD_NAME", std::string(kJob) + "-" + std::to_string(index)}};
+  }
+
+  std::unique_ptr<SidecarProcess> StartSidecar(int index, int attempt) {
+    std::string log = std::string(::testing::TempDir()) + "/" + ns_ + "-sidecar-" + std::to_string(index) + "-a" +
+                      std::to_string(attempt) + ".log";
+    auto process = std::make_unique<SidecarProcess>(NCCL_SIDECAR_BIN, PodEnv(index, attempt),
+                                                    std::vector<std::string>{"--kubeconfig", token_kubeconfig_,
+                                                                             "--log-level", "debug"},
+                                                    log);
+    EXPECT_TRUE(process->WaitStarted()) << process->Log();
+    return process;
+  }
+
+  static bool BecomesReady(SidecarProcess& sidecar) {
+    httplib::Client probe("127.0.0.1", sidecar.probe_port());
+    return testsupport::WaitFor([&] {
+      auto r = probe.Get("/readyz");
+      return r && r->status == 200;
+    }, std::chrono::seconds(30));
+  }
+
+  static httplib::Result GetId(SidecarProcess& sidecar, int timeout_seconds) {
+    httplib::Client client("127.0.0.1", sidecar.api_port());
+    client.set_read_timeout(seconds(timeout_seconds + 10));
+    return client.Get("/v1/id?timeout=" + std::to_string(timeout_seconds));
+  }
+
+  kube::Config admin_config_;
+  std::shared_ptr<kube::Client> admin_;
+  std::string ns_;
+  std::string token_kubeconfig_;
+};
+
+TEST_F(SidecarKubeTest, ServesOnlyItsOwnAttemptsId) {
+  const std::string id1 = SomeId(1);
+  const std::string id2 = SomeId(2);
+  PublishConfigMap(1, id1);
+  auto worker1 = StartSidecar(1, 1);
+  ASSERT_TRUE(BecomesReady(*worker1)) << worker1->Log();
+
+  auto got = GetId(*worker1, 30);
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->status, 200) << got->body;
+  EXPECT_EQ(json::parse(got->body), (json{{"id", sidecar::Base64Encode(id1)}, {"attempt", 1}, {"job", kJob},
+                                          {"jobUID", kJobUid}}));
+
+  // The operator starts attempt 2 with a fresh id: the attempt-1 sidecar turns stale (410) and
+  // never hands out the new id, whatever it answers on the way.
+  PublishConfigMap(2, id2);
+  bool stale = testsupport::WaitFor([&] {
+    auto r = GetId(*worker1, 1);
+    if (!r) return false;
+    if (r->status == 200) {
+      EXPECT_EQ(json::parse(r->body)["id"], sidecar::Base64Encode(id1));
+    }
+    EXPECT_EQ(r->body.find(sidecar::Base64Encode(id2)), std::string::npos);
+    return r->status == 410;
+  }, seconds(30));
+  EXPECT_TRUE(stale) << worker1->Log();
+
+  auto worker2 = StartSidecar(1, 2);
+  got = GetId(*worker2, 30);
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->status, 200) << got->body << worker2->Log();
+  EXPECT_EQ(json::parse(got->body)["id"], sidecar::Base64Encode(id2));
+  EXPECT_EQ(json::parse(got->body)["attempt"], 2);
+
+  for (auto* p : {worker1.get(), worker2.get()}) {
+    EXPECT_EQ(p->Log().find(sidecar::Base64Encode(id1).substr(0, 24)), std::string::npos);
+    EXPECT_EQ(p->Log().find(sidecar::Base64Encode(id2).substr(0, 24)), std::string::npos);
+    EXPECT_EQ(p->Terminate(), 0) << p->Log();
+  }
+}
+
+TEST_F(SidecarKubeTest, LongPollIsAnsweredWhenTheIdIsPublished) {
+  PublishConfigMap(1, std::nullopt);
+  auto worker = StartSidecar(1, 1);
+  ASSERT_TRUE(BecomesReady(*worker)) << worker->Log();
+  auto early = GetId(*worker, 0);
+  ASSERT_TRUE(early);
+  EXPECT_EQ(early->status, 204);
+
+  auto pending = std::async(std::launch::async, [&] { return GetId(*worker, 60); });
+  const std::string id = SomeId(3);
+  PublishConfigMap(1, id);
+  auto got = pending.get();
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->status, 200) << got->body << worker->Log();
+  EXPECT_EQ(json::parse(got->body)["id"], sidecar::Base64Encode(id));
+  EXPECT_EQ(worker->Terminate(), 0) << worker->Log();
+}
+
+TEST_F(SidecarKubeTest, RootPostAnnotatesItsOwnPod) {
+  // The pod object as the operator would create it (no kubelet runs, so it stays Pending).
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+              {"metadata", {{"name", std::string(kJob) + "-0"}, {"labels", {{"nccl.dev/job-name", kJob}}}}},
+              {"spec", {{"serviceAccountName", std::string(kJob) + "-nccl"}, {"automountServiceAccountToken", false},
+                        {"containers", json::array({{{"name", "trainer"}, {"image", "example.invalid/trainer:1"}}})}}}};
+  auto created = admin_->Create(kube::resources::kPods, ns_, pod);
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  PublishConfigMap(1, std::nullopt);
+
+  auto root = StartSidecar(0, 1);
+  httplib::Client client("127.0.0.1", root->api_port());
+  const std::string id = SomeId(4);
+  auto posted = client.Post("/v1/id", id, "application/octet-stream");
+  ASSERT_TRUE(posted);
+  ASSERT_EQ(posted->status, 200) << posted->body;
+
+  json annotations;
+  bool annotated = testsupport::WaitFor([&] {
+    auto current = admin_->Get(kube::resources::kPods, ns_, std::string(kJob) + "-0");
+    if (!current.ok()) return false;
+    annotations = (*current)["metadata"].value("annotations", json::object());
+    return annotations.contains("nccl.dev/unique-id");
+  }, seconds(30));
+  ASSERT_TRUE(annotated) << root->Log();
+  EXPECT_EQ(annotations["nccl.dev/unique-id"], sidecar::Base64Encode(id));
+  EXPECT_EQ(annotations["nccl.dev/unique-id-attempt"], "1");
+
+  auto second = client.Post("/v1/id", SomeId(5), "application/octet-stream");
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 409);
+
+  EXPECT_EQ(root->Log().find(sidecar::Base64Encode(id).substr(0, 24)), std::string::npos);
+  EXPECT_EQ(root->Terminate(), 0) << root->Log();
+}
+
+}  // namespace
+}  // namespace sidecar_it
