@@ -1,0 +1,396 @@
+// nccl-operator against a real kube-apiserver + kube-controller-manager. No kubelet runs:
+// the test writes pod status the way a kubelet would and annotates the root pod the way its
+// sidecar would. Every test has its own namespace and its own operator (--namespace).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <fstream>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "operator_process.h"
+#include "testsupport/controlplane.h"
+
+namespace {
+
+using Json = nlohmann::json;
+using namespace std::chrono_literals;
+using testsupport::RunKubectl;
+using testsupport::WaitFor;
+
+constexpr auto kTimeout = 30s;
+
+std::string Shell(const std::string& s) { return "'" + s + "'"; }  // our inputs hold no quotes
+
+Json GetJson(const std::string& args) {
+  auto r = RunKubectl("get " + args + " -o json");
+  if (r.exit_code != 0) return Json();
+  return Json::parse(r.output, nullptr, false);
+}
+
+std::string WriteTemp(const std::string& name, const std::string& text) {
+  std::string path = testsupport::ControlPlaneDir() + "/optest-" + name;
+  std::ofstream(path) << text;
+  return path;
+}
+
+testsupport::CommandResult Apply(const std::string& ns, const std::string& yaml, const std::string& name = "job.yaml") {
+  return RunKubectl("apply -n " + ns + " -f " + WriteTemp(ns + "-" + name, yaml));
+}
+
+std::string JobYaml(const std::string& name, int replicas, const std::string& extra_spec = "") {
+  return "apiVersion: nccl.dev/v1alpha1\nkind: NcclJob\nmetadata:\n  name: " + name +
+         "\nspec:\n  replicas: " + std::to_string(replicas) + "\n  gpusPerPod: 2\n" + extra_spec +
+         "  template:\n    spec:\n      containers:\n      - name: trainer\n        image: trainer:1\n";
+}
+
+// Pods of `job` (owned ones) in `ns`.
+std::vector<Json> Pods(const std::string& ns, const std::string& job) {
+  Json list = GetJson("pods -n " + ns + " -l nccl.dev/job-name=" + job);
+  std::vector<Json> out;
+  if (list.is_object()) {
+    for (Json& p : list["items"]) {
+      if (!p["metadata"].contains("deletionTimestamp")) out.push_back(p);
+    }
+  }
+  return out;
+}
+
+Json Status(const std::string& ns, const std::string& job) {
+  Json j = GetJson("nj " + job + " -n " + ns);
+  return j.is_object() ? j.value("status", Json::object()) : Json();
+}
+
+std::string ConditionReason(const Json& status, const std::string& type) {
+  for (const Json& c : status.value("conditions", Json::array())) {
+    if (c.value("type", "") == type && c.value("status", "") == "True") return c.value("reason", "");
+  }
+  return "";
+}
+
+// Plays the kubelet: the trainer container of pod `name` terminated with `exit_code`.
+void Terminate(const std::string& ns, const std::string& name, int exit_code) {
+  Json patch = {{"status",
+                 {{"phase", exit_code == 0 ? "Succeeded" : "Failed"},
+                  {"containerStatuses",
+                   Json::array({{{"name", "trainer"},
+                                 {"image", "trainer:1"},
+                                 {"imageID", ""},
+                                 {"ready", false},
+                                 {"restartCount", 0},
+                                 {"state", {{"terminated", {{"exitCode", exit_code}, {"reason", exit_code ? "Error" : "Completed"}}}}}}})}}}};
+  auto r = RunKubectl("patch pod " + name + " -n " + ns + " --subresource=status --type=merge -p " + Shell(patch.dump()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+}
+
+class OperatorTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto r = RunKubectl(std::string("apply -f ") + NCCLOP_CRD_FILE);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    r = RunKubectl("wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    std::string n = std::string(info->name());
+    for (char& c : n) c = std::isalnum(static_cast<unsigned char>(c)) ? std::tolower(c) : '-';
+    // A fresh name per run: a namespace of an earlier run may still be terminating.
+    ns_ = ("op-" + n).substr(0, 44) + "-" + std::to_string(getpid() % 100000);
+    auto r = RunKubectl("create namespace " + ns_);
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+  }
+
+  void TearDown() override {
+    if (HasFailure()) {
+      for (auto& op : operators_) std::cerr << "---- operator log ----\n" << op->Log() << "\n";
+    }
+    operators_.clear();
+    RunKubectl("delete namespace " + ns_ + " --wait=false");
+  }
+
+  optest::OperatorProcess& StartOperator(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {NCCLOP_OPERATOR_BIN, "--kubeconfig=" + testsupport::Kubeconfig(),
+                                     "--namespace=" + ns_, "--metrics-bind-address=127.0.0.1:0",
+                                     "--health-probe-bind-address=127.0.0.1:0", "--log-level=debug"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::string log = testsupport::ControlPlaneDir() + "/optest-" + ns_ + "-operator-" +
+                      std::to_string(operators_.size()) + ".log";
+    std::remove(log.c_str());
+    operators_.push_back(std::make_unique<optest::OperatorProcess>(args, log));
+    return *operators_.back();
+  }
+
+  bool WaitForPods(const std::string& job, int n, int attempt) {
+    return WaitFor([&] {
+      auto pods = Pods(ns_, job);
+      if (static_cast<int>(pods.size()) != n) return false;
+      for (const Json& p : pods) {
+        if (p["metadata"]["labels"].value("nccl.dev/attempt", "") != std::to_string(attempt)) return false;
+      }
+      return true;
+    }, kTimeout);
+  }
+
+  std::string ns_;
+  std::vector<std::unique_ptr<optest::OperatorProcess>> operators_;
+};
+
+TEST_F(OperatorTest, CreatesConfigMapServiceRbacAndPodsWithTheContract) {
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("demo", 4)).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("demo", 4, 1));
+
+  Json job = GetJson("nj demo -n " + ns_);
+  const std::string uid = job["metadata"]["uid"];
+  auto owned = [&](const Json& obj) {
+    const Json& ref = obj["metadata"]["ownerReferences"][0];
+    return ref["uid"] == uid && ref["controller"] == true && ref["blockOwnerDeletion"] == true;
+  };
+
+  Json cm = GetJson("cm demo-nccl -n " + ns_);
+  EXPECT_EQ(cm["data"]["attempt"], "1");
+  EXPECT_EQ(cm["data"]["jobUID"], uid);
+  EXPECT_FALSE(cm["data"].contains("uniqueId"));
+  EXPECT_TRUE(owned(cm));
+
+  Json svc = GetJson("svc demo -n " + ns_);
+  EXPECT_EQ(svc["spec"]["clusterIP"], "None");
+  EXPECT_EQ(svc["spec"]["publishNotReadyAddresses"], true);
+  EXPECT_TRUE(owned(svc));
+
+  Json role = GetJson("role demo-nccl -n " + ns_);
+  EXPECT_EQ(role["rules"][0]["resourceNames"], Json::array({"demo-nccl"}));
+  EXPECT_EQ(role["rules"][1]["resourceNames"], Json::array({"demo-0"}));
+  EXPECT_TRUE(owned(role));
+  EXPECT_TRUE(owned(GetJson("rolebinding demo-nccl -n " + ns_)));
+  EXPECT_TRUE(owned(GetJson("sa demo-nccl -n " + ns_)));
+
+  std::set<std::string> names;
+  for (const Json& pod : Pods(ns_, "demo")) {
+    names.insert(pod["metadata"]["name"]);
+    EXPECT_TRUE(owned(pod));
+    const Json& spec = pod["spec"];
+    EXPECT_EQ(spec["subdomain"], "demo");
+    EXPECT_EQ(spec["hostname"], pod["metadata"]["name"]);
+    EXPECT_EQ(spec["serviceAccountName"], "demo-nccl");
+    EXPECT_EQ(spec["restartPolicy"], "Never");
+    EXPECT_EQ(spec["initContainers"][0]["name"], "nccl-sidecar");
+    EXPECT_EQ(spec["initContainers"][0]["restartPolicy"], "Always");
+    EXPECT_EQ(spec["initContainers"][0]["image"], "nccl-sidecar:0.1.0");
+    EXPECT_EQ(spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "2");
+    std::map<std::string, std::string> env;
+    for (const Json& v : spec["containers"][0]["env"]) env[v["name"]] = v.value("value", "<ref>");
+    EXPECT_EQ(env["NCCLJOB_INDEX"], pod["metadata"]["labels"]["nccl.dev/index"]);
+    EXPECT_EQ(env["NCCLJOB_WORLD_SIZE"], "8");
+    EXPECT_EQ(env["NCCLJOB_ATTEMPT"], "1");
+    EXPECT_EQ(env["MASTER_ADDR"], "demo-0.demo." + ns_ + ".svc");
+  }
+  EXPECT_EQ(names, (std::set<std::string>{"demo-0", "demo-1", "demo-2", "demo-3"}));
+
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "demo").value("state", "") == "Pending"; }, kTimeout));
+  auto table = RunKubectl("get nj -n " + ns_);
+  for (const char* column : {"NAME", "REPLICAS", "READY", "STATE", "RESTARTS", "AGE", "Pending"}) {
+    EXPECT_NE(table.output.find(column), std::string::npos) << column << " missing in:\n" << table.output;
+  }
+}
+
+TEST_F(OperatorTest, PublishesTheRootsIdForTheCurrentAttemptOnly) {
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("pub", 2)).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("pub", 2, 1));
+  // An annotation naming another attempt is ignored.
+  ASSERT_EQ(RunKubectl("annotate pod pub-0 -n " + ns_ + " nccl.dev/unique-id=T0xE nccl.dev/unique-id-attempt=7").exit_code, 0);
+  ASSERT_EQ(RunKubectl("annotate pod pub-1 -n " + ns_ + " nccl.dev/unique-id=Tk9U nccl.dev/unique-id-attempt=1").exit_code, 0);
+  ASSERT_EQ(RunKubectl("annotate --overwrite pod pub-0 -n " + ns_ + " nccl.dev/unique-id=UklHSFQ= nccl.dev/unique-id-attempt=1").exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return GetJson("cm pub-nccl -n " + ns_)["data"].value("uniqueId", "") != ""; }, kTimeout));
+  Json cm = GetJson("cm pub-nccl -n " + ns_);
+  EXPECT_EQ(cm["data"]["uniqueId"], "UklHSFQ=");
+  EXPECT_EQ(cm["data"]["attempt"], "1");
+  EXPECT_FALSE(cm["data"].value("publishedAt", "").empty());
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "pub").contains("idPublishedTime"); }, kTimeout));
+  EXPECT_EQ(ConditionReason(Status(ns_, "pub"), "IdPublished"), "Published");
+  EXPECT_EQ(operators_[0]->Log().find("UklHSFQ="), std::string::npos) << "the operator logged the id";
+}
+
+TEST_F(OperatorTest, AFailedPodEndsTheAttemptAndTheNextGetsFreshPodsAndNoId) {
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("rs", 3, "  failurePolicy:\n    backoffSeconds: 0\n")).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("rs", 3, 1));
+  ASSERT_EQ(RunKubectl("annotate pod rs-0 -n " + ns_ + " nccl.dev/unique-id=QQ== nccl.dev/unique-id-attempt=1").exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return GetJson("cm rs-nccl -n " + ns_)["data"].contains("uniqueId"); }, kTimeout));
+  std::string old_uid = Pods(ns_, "rs")[0]["metadata"]["uid"];
+
+  Terminate(ns_, "rs-1", 1);
+  ASSERT_TRUE(WaitForPods("rs", 3, 2)) << RunKubectl("get pods -n " + ns_ + " --show-labels").output;
+  Json status = Status(ns_, "rs");
+  EXPECT_EQ(status["attempt"], 2);
+  EXPECT_EQ(status["restarts"], 1);
+  EXPECT_FALSE(status.contains("idPublishedTime"));
+  Json cm = GetJson("cm rs-nccl -n " + ns_);
+  EXPECT_EQ(cm["data"]["attempt"], "2");
+  EXPECT_FALSE(cm["data"].contains("uniqueId")) << "an old id must never reach a new attempt";
+  for (const Json& p : Pods(ns_, "rs")) EXPECT_NE(p["metadata"]["uid"], old_uid);
+  auto events = RunKubectl("get events -n " + ns_ + " --field-selector involvedObject.name=rs");
+  EXPECT_NE(events.output.find("Restarting"), std::string::npos) << events.output;
+  EXPECT_NE(events.output.find("rs-1"), std::string::npos) << "the event says which pod failed:\n" << events.output;
+}
+
+TEST_F(OperatorTest, ExhaustedRestartsFailTheJobWithAReason) {
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("ex", 2, "  failurePolicy:\n    maxRestarts: 1\n    backoffSeconds: 0\n")).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("ex", 2, 1));
+  Terminate(ns_, "ex-0", 1);
+  ASSERT_TRUE(WaitForPods("ex", 2, 2));
+  Terminate(ns_, "ex-1", 2);
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "ex").value("state", "") == "Failed"; }, kTimeout));
+  Json status = Status(ns_, "ex");
+  EXPECT_EQ(ConditionReason(status, "Failed"), "MaxRestartsExceeded");
+  EXPECT_EQ(status["attempt"], 2);
+  EXPECT_EQ(status["restarts"], 1);
+  EXPECT_TRUE(status.contains("completionTime"));
+}
+
+TEST_F(OperatorTest, FailFastExitCodeFailsAtOnce) {
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("ff", 2, "  failurePolicy:\n    failFastExitCodes: [42]\n")).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("ff", 2, 1));
+  Terminate(ns_, "ff-1", 42);
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "ff").value("state", "") == "Failed"; }, kTimeout));
+  EXPECT_EQ(ConditionReason(Status(ns_, "ff"), "Failed"), "FailFastExitCode");
+  EXPECT_EQ(Status(ns_, "ff")["restarts"], 0);
+}
+
+TEST_F(OperatorTest, SucceedsThenTtlDeletesTheJobAndTheGarbageCollectorItsChildren) {
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("ok", 2, "  ttlSecondsAfterFinished: 0\n")).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("ok", 2, 1));
+  Terminate(ns_, "ok-0", 0);
+  Terminate(ns_, "ok-1", 0);
+  ASSERT_TRUE(WaitFor([&] { return RunKubectl("get nj ok -n " + ns_).exit_code != 0; }, kTimeout));
+  ASSERT_TRUE(WaitFor([&] { return RunKubectl("get cm ok-nccl -n " + ns_).exit_code != 0; }, 60s))
+      << "kube-controller-manager's garbage collector should delete the owned ConfigMap";
+  auto events = RunKubectl("get events -n " + ns_ + " --field-selector involvedObject.name=ok");
+  EXPECT_NE(events.output.find("Succeeded"), std::string::npos) << events.output;
+}
+
+TEST_F(OperatorTest, SuspendDeletesPodsAndResumeStartsANewAttempt) {
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("sus", 2)).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("sus", 2, 1));
+  ASSERT_EQ(RunKubectl("patch nj sus -n " + ns_ + " --type=merge -p '{\"spec\":{\"suspend\":true}}'").exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "sus").value("state", "") == "Suspended" && Pods(ns_, "sus").empty(); }, kTimeout));
+  ASSERT_EQ(RunKubectl("patch nj sus -n " + ns_ + " --type=merge -p '{\"spec\":{\"suspend\":false}}'").exit_code, 0);
+  ASSERT_TRUE(WaitForPods("sus", 2, 2));
+  EXPECT_EQ(Status(ns_, "sus")["restarts"], 0);
+}
+
+TEST_F(OperatorTest, SigkillMidCreationAndRestartMakesNoDuplicates) {
+  constexpr int kReplicas = 40;
+  auto& first = StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("crash", kReplicas)).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return !Pods(ns_, "crash").empty(); }, kTimeout));
+  first.Kill(SIGKILL);
+  int seen = static_cast<int>(Pods(ns_, "crash").size());
+  StartOperator();
+  ASSERT_TRUE(WaitForPods("crash", kReplicas, 1)) << "pods seen when killed: " << seen;
+  std::set<std::string> names;
+  for (const Json& p : Pods(ns_, "crash")) names.insert(p["metadata"]["name"]);
+  EXPECT_EQ(names.size(), static_cast<std::size_t>(kReplicas));
+  Json status = Status(ns_, "crash");
+  EXPECT_EQ(status["attempt"], 1);
+  EXPECT_EQ(status["restarts"], 0);
+  std::cerr << "operator killed with " << seen << " of " << kReplicas << " pods created\n";
+}
+
+TEST_F(OperatorTest, WithLeaderElectionOnlyOneOperatorActs) {
+  const std::vector<std::string> le = {"--leader-elect", "--leader-election-namespace=" + ns_,
+                                       "--leader-election-id=optest"};
+  auto& a = StartOperator(le);
+  auto& b = StartOperator(le);
+  ASSERT_TRUE(WaitFor([&] { return GetJson("lease optest -n " + ns_)["spec"].value("holderIdentity", "") != ""; }, kTimeout));
+  ASSERT_EQ(Apply(ns_, JobYaml("le", 2)).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("le", 2, 1));
+  const bool a_leads = a.Log().find("became leader") != std::string::npos;
+  const bool b_leads = b.Log().find("became leader") != std::string::npos;
+  EXPECT_NE(a_leads, b_leads) << "exactly one operator must lead";
+  auto& follower = a_leads ? b : a;
+  auto& leader = a_leads ? a : b;
+  EXPECT_EQ(follower.Log().find("creating 2 pods"), std::string::npos) << "the follower acted";
+  EXPECT_NE(leader.Log().find("creating 2 pods"), std::string::npos);
+
+  // A clean shutdown releases the lease; the follower takes over and acts.
+  EXPECT_EQ(leader.Kill(SIGTERM), 0);
+  ASSERT_TRUE(WaitFor([&] { return follower.Log().find("became leader") != std::string::npos; }, kTimeout));
+  ASSERT_EQ(Apply(ns_, JobYaml("le2", 1), "job2.yaml").exit_code, 0);
+  ASSERT_TRUE(WaitForPods("le2", 1, 1));
+}
+
+struct InvalidCase {
+  const char* name;
+  const char* spec;  // YAML under spec:, indented two spaces
+  const char* message;
+};
+
+TEST_F(OperatorTest, InvalidJobsAreRejectedByKubectlApplyWithUnderstandableMessages) {
+  const std::string kTemplate = "  template:\n    spec:\n      containers:\n      - name: trainer\n        image: t:1\n";
+  const std::vector<InvalidCase> cases = {
+      {"zero-replicas", "  replicas: 0\n", "should be greater than or equal to 1"},
+      {"negative-gpus", "  gpusPerPod: -1\n", "should be greater than or equal to 0"},
+      {"negative-restarts", "  failurePolicy:\n    maxRestarts: -1\n", "should be greater than or equal to 0"},
+      {"no-template", "  replicas: 2\n", "spec.template: Required value"},
+      {"no-containers", "  template:\n    spec:\n      containers: []\n", "should have at least 1 items"},
+      {"reserved-name", "  template:\n    spec:\n      containers:\n      - name: nccl-sidecar\n        image: t:1\n",
+       "reserved for the injected sidecar"},
+      {"restart-always", "  template:\n    spec:\n      restartPolicy: Always\n      containers:\n      - name: t\n        image: t:1\n",
+       "supported values: \"Never\""},
+      {"bad-ifname", "  network:\n    socketIfname: \"eth0; rm\"\n", "spec.network.socketIfname"},
+      {"bad-exit-code", "  failurePolicy:\n    failFastExitCodes: [256]\n", "should be less than or equal to 255"},
+      {"backoff-over-max", "  failurePolicy:\n    backoffSeconds: 100\n    maxBackoffSeconds: 10\n",
+       "must not exceed failurePolicy.maxBackoffSeconds"},
+      {"unknown-trainer",
+       "  template:\n    metadata:\n      annotations:\n        nccl.dev/trainer-container: nope\n    spec:\n      containers:\n      - name: t\n        image: t:1\n",
+       "must name one of template.spec.containers"},
+      {"replicas-string", "  replicas: \"four\"\n", "spec.replicas"},
+      {"no-image", "  template:\n    spec:\n      containers:\n      - name: t\n", "image: Required value"},
+      {"a-very-long-name-that-cannot-fit-into-a-pod-hostname-x", "", "at most 52 characters"},
+  };
+  for (const InvalidCase& c : cases) {
+    std::string spec = c.spec;
+    if (spec.find("template:") == std::string::npos && std::string(c.name) != "no-template") spec += kTemplate;
+    if (std::string(c.name).size() > 52) spec += "";
+    std::string yaml = std::string("apiVersion: nccl.dev/v1alpha1\nkind: NcclJob\nmetadata:\n  name: ") + c.name +
+                       "\nspec:\n" + spec;
+    auto r = Apply(ns_, yaml, std::string(c.name) + ".yaml");
+    EXPECT_NE(r.exit_code, 0) << c.name << " was accepted";
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.name << ": " << r.output;
+  }
+}
+
+TEST_F(OperatorTest, ServesMetricsAndHealth) {
+  auto& op = StartOperator({"--log-format=json"});
+  ASSERT_TRUE(WaitFor([&] { return op.Log().find("serving metrics") != std::string::npos &&
+                                   op.Log().find("serving health probes") != std::string::npos; }, kTimeout));
+  auto port_of = [&](const std::string& what) {
+    std::string log = op.Log();
+    auto at = log.find(what);
+    auto line_start = log.rfind('\n', at);
+    auto addr = log.find("127.0.0.1:", line_start == std::string::npos ? 0 : line_start);
+    return log.substr(addr + 10, log.find('"', addr) - addr - 10);
+  };
+  std::string metrics_port = port_of("serving metrics"), health_port = port_of("serving health probes");
+  ASSERT_EQ(Apply(ns_, JobYaml("m", 1)).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("m", 1, 1));
+  ASSERT_TRUE(WaitFor([&] {
+    auto r = testsupport::Run("curl -sf http://127.0.0.1:" + metrics_port + "/metrics");
+    return r.output.find("ncclop_jobs{state=\"Pending\"} 1") != std::string::npos &&
+           r.output.find("ncclop_reconcile_duration_seconds_bucket") != std::string::npos;
+  }, kTimeout));
+  EXPECT_EQ(testsupport::Run("curl -sf http://127.0.0.1:" + health_port + "/healthz").output, "ok\n");
+  ASSERT_TRUE(WaitFor([&] { return testsupport::Run("curl -sf http://127.0.0.1:" + health_port + "/readyz").exit_code == 0; }, kTimeout));
+  EXPECT_EQ(op.Kill(SIGTERM), 0) << "SIGTERM is a clean shutdown";
+}
+
+}  // namespace
