@@ -148,7 +148,7 @@ func runNode(o nodeOptions) error {
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 
-	netw, err := newNetwork(o.bridge, o.podCIDR)
+	netw, err := newNetwork(o.nodeName, o.bridge, o.podCIDR)
 	if err != nil {
 		return err
 	}

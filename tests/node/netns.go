@@ -17,6 +17,7 @@ type network struct {
 	gateway net.IP     // bridge address, .1 of the subnet
 	subnet  *net.IPNet // e.g. 10.244.0.0/24
 	created bool       // the bridge was made by us, so we remove it on shutdown
+	owner   string     // node name
 
 	mu   sync.Mutex
 	used map[int]string // last octet -> netns name
@@ -30,7 +31,7 @@ func run(args ...string) error {
 	return nil
 }
 
-func newNetwork(bridge, cidr string) (*network, error) {
+func newNetwork(owner, bridge, cidr string) (*network, error) {
 	ip, subnet, err := net.ParseCIDR(cidr)
 	if err != nil {
 		return nil, fmt.Errorf("--pod-cidr %q: %v", cidr, err)
@@ -41,7 +42,7 @@ func newNetwork(bridge, cidr string) (*network, error) {
 	gw := make(net.IP, 4)
 	copy(gw, ip.To4().Mask(subnet.Mask))
 	gw[3]++
-	n := &network{bridge: bridge, gateway: gw, subnet: subnet, used: map[int]string{}}
+	n := &network{owner: owner, bridge: bridge, gateway: gw, subnet: subnet, used: map[int]string{}}
 	if err := exec.Command("ip", "link", "show", bridge).Run(); err != nil {
 		if err := run("ip", "link", "add", bridge, "type", "bridge"); err != nil {
 			return nil, err
@@ -63,7 +64,8 @@ func newNetwork(bridge, cidr string) (*network, error) {
 	return n, nil
 }
 
-func (n *network) nsPrefix() string { return "nn-" + n.bridge + "-" }
+// nsPrefix names this node's namespaces, so that cleanup never touches another node's.
+func (n *network) nsPrefix() string { return "tn-" + n.owner + "-" }
 
 // cleanupStale removes namespaces a previous run of this node left behind.
 func (n *network) cleanupStale() {

@@ -159,8 +159,9 @@ func (p *podRunner) run(ctx context.Context) {
 		p.mu.Unlock()
 		p.agent.pushStatus(ctx, p)
 	} else {
-		p.agent.pushStatus(ctx, p)
+		p.agent.pushStatus(ctx, p) // the pod IP, before any container starts
 		p.advance(ctx)
+		p.agent.pushStatus(ctx, p)
 	}
 	var killTimer *time.Timer
 	for {
@@ -171,7 +172,7 @@ func (p *podRunner) run(ctx context.Context) {
 			p.waitGone(2 * time.Second)
 			p.killAll(syscall.SIGKILL)
 			p.waitGone(2 * time.Second)
-			p.agent.net.teardownPod(p.netns)
+			p.releaseNet()
 			return
 		case grace := <-p.deleteCh:
 			p.mu.Lock()
@@ -210,7 +211,7 @@ func (p *podRunner) deleteIfGone(ctx context.Context) bool {
 	if p.anyRunning() {
 		return false
 	}
-	p.agent.net.teardownPod(p.netns)
+	p.releaseNet()
 	p.agent.deletePod(ctx, p)
 	return true
 }
@@ -406,7 +407,7 @@ func (p *podRunner) advance(ctx context.Context) {
 		}
 		p.finished = true
 		p.logf("finished: phase %s", p.phase)
-		go p.agent.net.teardownPod(p.netns)
+		p.releaseNetLocked()
 		return
 	}
 	allDone, allZero := true, true
@@ -444,11 +445,28 @@ func (p *podRunner) advance(ctx context.Context) {
 		if !p.anyRunningLocked() {
 			p.finished = true
 			p.logf("finished: phase %s", p.phase)
-			go p.agent.net.teardownPod(p.netns)
+			p.releaseNetLocked()
 		}
 	} else if p.phase == v1.PodPending {
 		p.phase = v1.PodRunning
 	}
+}
+
+// releaseNetLocked gives the pod's namespace and IP back once; the name may be reused by
+// the next pod at once, so it must never be deleted twice.
+func (p *podRunner) releaseNetLocked() {
+	if ns := p.netns; ns != "" {
+		p.netns = ""
+		go p.agent.net.teardownPod(ns)
+	}
+}
+
+func (p *podRunner) releaseNet() {
+	p.mu.Lock()
+	ns := p.netns
+	p.netns = ""
+	p.mu.Unlock()
+	p.agent.net.teardownPod(ns)
 }
 
 func (p *podRunner) anyRunningLocked() bool {
