@@ -16,6 +16,7 @@ mkdir -p "${logs}"
 export NCCL_NVLS_ENABLE=0   # the device machines forbid NVLink multicast
 
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+[[ -n "${GPU_TESTS_FAKE_GPUS:-}" ]] && gpus=${GPU_TESTS_FAKE_GPUS}  # exercise the script's plumbing without GPUs
 if [[ "${gpus:-0}" -lt 2 ]]; then
   echo "SKIPPED: GPU tests need 2 NVIDIA GPUs, found ${gpus:-0} (run tests/gpu/run-on-device.sh on a GPU machine)"
   exit 77
@@ -28,23 +29,24 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
 trap cleanup EXIT
 
-# start_sidecar NAME INDEX WORLD GPUS ATTEMPT [PEER_URL] -> prints the API port
+# start_sidecar NAME INDEX WORLD GPUS ATTEMPT [PEER_URL]: sets $port to its API port ("" if it did
+# not start). Not called in $(...): the background sidecar would hold the substitution's pipe open.
 start_sidecar() {
   local name=$1 index=$2 world=$3 gpus=$4 attempt=$5 peer=${6:-}
   local args=(--standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0)
   [[ -n "$peer" ]] && args+=(--peer-url "$peer")
   NCCLJOB_NAME=gputest NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME="gputest-${index}" NCCLJOB_INDEX=$index \
   NCCLJOB_REPLICAS=$(( world / (gpus > 0 ? gpus : 1) )) NCCLJOB_GPUS_PER_POD=$gpus NCCLJOB_WORLD_SIZE=$world \
-  NCCLJOB_ATTEMPT=$attempt "${sidecar}" "${args[@]}" 2>"${logs}/${name}.log" &
+  NCCLJOB_ATTEMPT=$attempt "${sidecar}" "${args[@]}" </dev/null >/dev/null 2>"${logs}/${name}.log" &
   pids+=($!)
-  local port=""
+  port=""
   for _ in $(seq 1 100); do   # wait for the "started ... listen=127.0.0.1:PORT" line, at most 10 s
     port=$(grep -o 'listen=127.0.0.1:[0-9]*' "${logs}/${name}.log" | head -1 | cut -d: -f2)
-    [[ -n "$port" ]] && break
+    [[ -n "$port" ]] && return 0
     sleep 0.1
   done
-  [[ -n "$port" ]] || { echo "sidecar ${name} did not start:" >&2; cat "${logs}/${name}.log" >&2; return 1; }
-  echo "$port"
+  echo "sidecar ${name} did not start:" >&2; cat "${logs}/${name}.log" >&2
+  return 1
 }
 
 # trainer_env INDEX WORLD GPUS ATTEMPT PORT TIMEOUT
@@ -58,12 +60,13 @@ result() { if [[ $1 -eq 0 ]]; then echo "PASS $2"; passed=$((passed+1)); else ec
 sweep=(--min-bytes 1M --max-bytes 1G --iters 20)
 
 # ---- two processes x one GPU ------------------------------------------------------------------
-root_port=$(start_sidecar tp-sidecar0 0 2 1 1) && \
-peer_port=$(start_sidecar tp-sidecar1 1 2 1 1 "http://127.0.0.1:${root_port}")
+root_port=""; peer_port=""
+start_sidecar tp-sidecar0 0 2 1 1 && root_port=$port && \
+  start_sidecar tp-sidecar1 1 2 1 1 "http://127.0.0.1:${root_port}" && peer_port=$port
 if [[ -n "${root_port:-}" && -n "${peer_port:-}" ]]; then
-  env $(trainer_env 0 2 1 1 "$root_port" 60) CUDA_VISIBLE_DEVICES=0 "${bin}/nccl-allreduce" "${sweep[@]}" >"${logs}/tp-rank0.out" 2>"${logs}/tp-rank0.err" &
+  env $(trainer_env 0 2 1 1 "$root_port" 60) CUDA_VISIBLE_DEVICES=0 timeout 150 "${bin}/nccl-allreduce" "${sweep[@]}" >"${logs}/tp-rank0.out" 2>"${logs}/tp-rank0.err" &
   r0=$!
-  env $(trainer_env 1 2 1 1 "$peer_port" 60) CUDA_VISIBLE_DEVICES=1 "${bin}/nccl-allreduce" "${sweep[@]}" >"${logs}/tp-rank1.out" 2>"${logs}/tp-rank1.err" &
+  env $(trainer_env 1 2 1 1 "$peer_port" 60) CUDA_VISIBLE_DEVICES=1 timeout 150 "${bin}/nccl-allreduce" "${sweep[@]}" >"${logs}/tp-rank1.out" 2>"${logs}/tp-rank1.err" &
   r1=$!
   wait $r0; rc0=$?; wait $r1; rc1=$?
   ok=1; grep -q "all sums correct" "${logs}/tp-rank0.out" && grep -q "all sums correct" "${logs}/tp-rank1.out" && [[ $rc0 -eq 0 && $rc1 -eq 0 ]] && ok=0
@@ -75,9 +78,9 @@ fi
 cleanup; pids=()
 
 # ---- one process x two GPUs -------------------------------------------------------------------
-port=$(start_sidecar og-sidecar0 0 2 2 1)
+start_sidecar og-sidecar0 0 2 2 1
 if [[ -n "${port:-}" ]]; then
-  env $(trainer_env 0 2 2 1 "$port" 60) "${bin}/nccl-allreduce" "${sweep[@]}" >"${logs}/og.out" 2>"${logs}/og.err"
+  env $(trainer_env 0 2 2 1 "$port" 60) timeout 150 "${bin}/nccl-allreduce" "${sweep[@]}" >"${logs}/og.out" 2>"${logs}/og.err"
   rc=$?
   ok=1; [[ $rc -eq 0 ]] && grep -q "all sums correct" "${logs}/og.out" && ok=0
   result $ok one_proc_two_gpus "rc=$rc; see ${logs}/og.err"
@@ -89,10 +92,10 @@ cleanup; pids=()
 
 # ---- a rank that never arrives ----------------------------------------------------------------
 deadline=5
-port=$(start_sidecar mr-sidecar0 0 2 1 1)
+start_sidecar mr-sidecar0 0 2 1 1
 if [[ -n "${port:-}" ]]; then
   start=$(date +%s.%N)
-  env $(trainer_env 0 2 1 1 "$port" $deadline) CUDA_VISIBLE_DEVICES=0 "${bin}/nccl-allreduce" >"${logs}/mr.out" 2>"${logs}/mr.err"
+  env $(trainer_env 0 2 1 1 "$port" $deadline) CUDA_VISIBLE_DEVICES=0 timeout 150 "${bin}/nccl-allreduce" >"${logs}/mr.out" 2>"${logs}/mr.err"
   rc=$?
   elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN{printf "%.2f", a-b}')
   ok=1
@@ -107,10 +110,12 @@ fi
 cleanup; pids=()
 
 # ---- a root that never arrives ----------------------------------------------------------------
-root_port=$(start_sidecar mo-sidecar0 0 2 1 1) && peer_port=$(start_sidecar mo-sidecar1 1 2 1 1 "http://127.0.0.1:${root_port}")
+root_port=""; peer_port=""
+start_sidecar mo-sidecar0 0 2 1 1 && root_port=$port && \
+  start_sidecar mo-sidecar1 1 2 1 1 "http://127.0.0.1:${root_port}" && peer_port=$port
 if [[ -n "${peer_port:-}" ]]; then
   start=$(date +%s.%N)
-  env $(trainer_env 1 2 1 1 "$peer_port" $deadline) CUDA_VISIBLE_DEVICES=1 "${bin}/nccl-allreduce" >"${logs}/mo.out" 2>"${logs}/mo.err"
+  env $(trainer_env 1 2 1 1 "$peer_port" $deadline) CUDA_VISIBLE_DEVICES=1 timeout 150 "${bin}/nccl-allreduce" >"${logs}/mo.out" 2>"${logs}/mo.err"
   rc=$?
   elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN{printf "%.2f", a-b}')
   ok=1

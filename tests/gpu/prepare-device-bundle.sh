@@ -18,7 +18,7 @@ done
 strip --strip-debug "${out}"/bin/*
 # Shared libraries of the sidecar, except the C/C++ runtime the image has in newer versions.
 ldd "${out}/bin/nccl-sidecar" | awk '/=> \//{print $3}' \
-  | grep -Ev '/(libc|libm|libpthread|libdl|librt|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' \
+  | grep -Ev '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' \
   | xargs -r cp -L -t "${out}/lib/"
 cp -L "${repo}/.deps/python/nvidia/cu13/lib/libcudart.so.13" "${out}/lib/"
 du -sh "${out}"

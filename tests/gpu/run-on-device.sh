@@ -39,13 +39,13 @@ sidecar_port() {  # wait for the sidecar's "listen=" line
     order=""; [[ $((attempt % 2)) -eq 0 ]] && order="--runtime-first"
     NCCLJOB_NAME=bench NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME=bench-0 NCCLJOB_INDEX=0 NCCLJOB_REPLICAS=1 \
       NCCLJOB_GPUS_PER_POD=2 NCCLJOB_WORLD_SIZE=2 NCCLJOB_ATTEMPT=$attempt \
-      "${bundle}/bin/nccl-sidecar" --standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 2>"${logs}/bench-sidecar-$attempt.log" &
+      "${bundle}/bin/nccl-sidecar" --standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 </dev/null >/dev/null 2>"${logs}/bench-sidecar-$attempt.log" &
     sc=$!
     port=$(sidecar_port "${logs}/bench-sidecar-$attempt.log")
     echo "## run $attempt: NCCLJOB_ATTEMPT=$attempt nccl-allreduce-bench --min-bytes 1M --max-bytes 1G --iters 20 --reps 3 --raw-inits 3 $order"
     NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE=2 NCCLJOB_GPUS_PER_POD=2 NCCLJOB_ATTEMPT=$attempt \
       NCCLJOB_SIDECAR_URL="http://127.0.0.1:${port}" NCCLJOB_INIT_TIMEOUT_SECONDS=120 NCCL_K8S_LOG_LEVEL=warn \
-      "${bundle}/bin/nccl-allreduce-bench" --min-bytes 1M --max-bytes 1G --iters 20 --reps 3 --raw-inits 3 $order
+      timeout 200 "${bundle}/bin/nccl-allreduce-bench" --min-bytes 1M --max-bytes 1G --iters 20 --reps 3 --raw-inits 3 $order
     echo "## exit $?"
     kill $sc; wait $sc 2>/dev/null
   done
