@@ -31,9 +31,11 @@ class SidecarProcess {
     args.insert(args.begin(), {"--listen", "127.0.0.1:0", "--probe-listen", "127.0.0.1:0", "--log-format", "json"});
     std::vector<std::string> env_lines;
     for (const auto& [k, v] : env) env_lines.push_back(k + "=" + v);
+    // Emptied here, before the child exists, so WaitStarted never reads a previous run's ports.
+    { std::ofstream truncate(log_path, std::ios::trunc); }
     pid_ = fork();
     if (pid_ == 0) {
-      int fd = open(log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+      int fd = open(log_path.c_str(), O_WRONLY | O_APPEND);
       dup2(fd, 1);
       dup2(fd, 2);
       std::vector<char*> argv{const_cast<char*>(binary.c_str())};

@@ -63,7 +63,9 @@ TEST(SidecarStandalone, WorkerGetsTheRootsIdAndBothStopOnSigterm) {
   EXPECT_EQ(body["jobUID"], "uid-local");
 
   httplib::Client probe("127.0.0.1", worker.probe_port());
-  EXPECT_EQ(probe.Get("/readyz")->status, 200);
+  auto ready = probe.Get("/readyz");
+  ASSERT_TRUE(ready);
+  EXPECT_EQ(ready->status, 200);
 
   // The id is never logged, in any form.
   for (SidecarProcess* p : {&root, &worker}) {
@@ -81,7 +83,9 @@ TEST(SidecarStandalone, WorkerOfAnOlderAttemptIsToldItIsStale) {
                         LogPath("worker1"));
   ASSERT_TRUE(worker.WaitStarted()) << worker.Log();
   httplib::Client root_client("127.0.0.1", root.api_port());
-  ASSERT_EQ(root_client.Post("/v1/id", SomeId(2), "application/octet-stream")->status, 200);
+  auto posted = root_client.Post("/v1/id", SomeId(2), "application/octet-stream");
+  ASSERT_TRUE(posted);
+  ASSERT_EQ(posted->status, 200);
   httplib::Client worker_client("127.0.0.1", worker.api_port());
   worker_client.set_read_timeout(std::chrono::seconds(40));
   auto got = worker_client.Get("/v1/id?timeout=30");
