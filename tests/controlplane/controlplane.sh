@@ -171,9 +171,9 @@ ENV
     nohup "$bin/kube-controller-manager" --kubeconfig="$dir/controller-manager.kubeconfig" \
       --authentication-kubeconfig="$dir/controller-manager.kubeconfig" \
       --authorization-kubeconfig="$dir/controller-manager.kubeconfig" \
-      --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller \
+      --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller,clusterrole-aggregation-controller,root-ca-certificate-publisher-controller \
       --service-account-private-key-file="$dir/pki/sa.key" --root-ca-file="$dir/pki/ca.crt" \
-      --leader-elect=false --secure-port=0 --use-service-account-credentials=false \
+      --leader-elect=false --secure-port=0 --use-service-account-credentials=true \
       >"$dir/logs/controller-manager.log" 2>&1 &
     echo $! > "$dir/controller-manager.pid"
     log "ready in $(( $(date +%s) - started ))s at $APISERVER_URL (KUBECONFIG=$dir/kubeconfig)"
