@@ -85,9 +85,9 @@ void ApiServer::HandlePostId(const httplib::Request& req, httplib::Response& res
 }
 
 void ApiServer::HandleGetId(const httplib::Request& req, httplib::Response& res) {
-  std::optional<std::string_view> timeout_param;
+  std::optional<std::string> timeout_param;  // owned: get_param_value returns a copy
   if (req.has_param("timeout")) timeout_param = req.get_param_value("timeout");
-  auto timeout = ParsePollTimeout(timeout_param);
+  auto timeout = ParsePollTimeout(timeout_param ? std::optional<std::string_view>(*timeout_param) : std::nullopt);
   if (auto* error = std::get_if<HttpError>(&timeout)) {
     ReplyError(res, error->status, error->message);
     return;

@@ -147,7 +147,7 @@ Flags:
   --listen HOST:PORT        id API for the trainer (default 127.0.0.1:8471; keep it on loopback)
   --probe-listen HOST:PORT  /healthz and /readyz for the kubelet (default 0.0.0.0:8472)
   --kubeconfig PATH         talk to the API server with this kubeconfig (tests); default is
-                            in-cluster: the pod's service-account token (re-read on every request)
+                            in-cluster: the pod's service-account token (re-read as it rotates)
   --standalone              no API server: the root sidecar serves the id its trainer POSTs;
                             a non-root sidecar long-polls the root sidecar given by --peer-url
   --peer-url URL            standalone non-root only: the root sidecar's id API,
