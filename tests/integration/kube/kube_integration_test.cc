@@ -338,9 +338,12 @@ TEST_F(KubeIntegrationTest, WatchStreamsEventsAndStopsOnRequest) {
 
 TEST_F(KubeIntegrationTest, InformerSurvivesApiServerRestart) {
   const Resource& cms = resources::kConfigMaps;
-  ASSERT_TRUE(client_->Create(cms, ns_, ConfigMap("before", {})).ok());
+  ASSERT_TRUE(client_->Create(cms, ns_, ConfigMap("before", {}, {{"app", "kit"}})).ok());
   InformerOptions io;
   io.namespace_ = ns_;
+  io.label_selector = "app=kit";  // not the kube-root-ca.crt the controller manager adds
+  // Every namespace gets kube-root-ca.crt from the controller manager; count only ours.
+  io.field_selector = "metadata.name!=kube-root-ca.crt";
   io.backoff = BackoffPolicy{200ms, 2000ms, 2.0, 0.2};
   Informer informer(client_, cms, io);
   std::atomic<int> adds{0};
@@ -351,7 +354,7 @@ TEST_F(KubeIntegrationTest, InformerSurvivesApiServerRestart) {
 
   RestartApiServer();
   // The client retries while the API server comes back; the informer reconnects on its own.
-  auto created = client_->Create(cms, ns_, ConfigMap("after", {}));
+  auto created = client_->Create(cms, ns_, ConfigMap("after", {}, {{"app", "kit"}}));
   ASSERT_TRUE(created.ok()) << created.status().ToString();
   EXPECT_TRUE(WaitFor([&] { return informer.store().Get(ns_, "after") != nullptr; }, 60s))
       << "watch restarts " << informer.watch_restarts() << ", relists " << informer.relists();
@@ -362,9 +365,10 @@ TEST_F(KubeIntegrationTest, InformerSurvivesApiServerRestart) {
 
 TEST_F(KubeIntegrationTest, InformerRelistsAfterEtcdCompactionAndRestart) {
   const Resource& cms = resources::kConfigMaps;
-  ASSERT_TRUE(client_->Create(cms, ns_, ConfigMap("old", {})).ok());
+  ASSERT_TRUE(client_->Create(cms, ns_, ConfigMap("old", {}, {{"app", "kit"}})).ok());
   InformerOptions io;
   io.namespace_ = ns_;
+  io.label_selector = "app=kit";  // not the kube-root-ca.crt the controller manager adds
   io.backoff = BackoffPolicy{200ms, 2000ms, 2.0, 0.2};
   Informer informer(client_, cms, io);
   std::atomic<int> deletes{0};
@@ -377,7 +381,7 @@ TEST_F(KubeIntegrationTest, InformerRelistsAfterEtcdCompactionAndRestart) {
   // informer's resourceVersion, so its rewatch gets 410 Gone and it must relist.
   CompactEtcd();
   RestartApiServer();
-  ASSERT_TRUE(client_->Create(cms, ns_, ConfigMap("new", {})).ok());
+  ASSERT_TRUE(client_->Create(cms, ns_, ConfigMap("new", {}, {{"app", "kit"}})).ok());
   ASSERT_TRUE(client_->Delete(cms, ns_, "old").ok());
   EXPECT_TRUE(WaitFor([&] { return informer.relists() >= 1; }, 60s))
       << "watch restarts " << informer.watch_restarts();
