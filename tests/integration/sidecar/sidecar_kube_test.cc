@@ -252,5 +252,26 @@ TEST_F(SidecarKubeTest, RootPostAnnotatesItsOwnPod) {
   EXPECT_EQ(root->Terminate(), 0) << root->Log();
 }
 
+TEST_F(SidecarKubeTest, CarriesOnAcrossAnApiServerRestart) {
+  PublishConfigMap(1, std::nullopt);
+  auto worker = StartSidecar(1, 1);
+  ASSERT_TRUE(BecomesReady(*worker)) << worker->Log();
+
+  // The watch breaks while the API server is away; the sidecar reconnects with backoff and
+  // still sees the publication made after it came back.
+  std::string restart = std::string(NCCLOP_SOURCE_DIR) + "/tests/controlplane/restart-apiserver.sh --dir " +
+                        testsupport::ControlPlaneDir();
+  auto restarted = testsupport::Run(restart);
+  ASSERT_EQ(restarted.exit_code, 0) << restarted.output;
+
+  const std::string id = SomeId(6);
+  PublishConfigMap(1, id);
+  auto got = GetId(*worker, 60);
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->status, 200) << got->body << worker->Log();
+  EXPECT_EQ(json::parse(got->body)["id"], sidecar::Base64Encode(id));
+  EXPECT_EQ(worker->Terminate(), 0) << worker->Log();
+}
+
 }  // namespace
 }  // namespace sidecar_it
