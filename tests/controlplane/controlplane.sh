@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real local Kubernetes control plane for tests and the demo: etcd, kube-apiserver (TLS,
 # RBAC, service-account token signing) and kube-controller-manager (garbage collection,
-# service accounts, namespaces, Jobs) on free loopback ports.
+# service accounts, namespaces, Jobs, Deployments/ReplicaSets) on free loopback ports.
 #
 #   controlplane.sh up --dir D          start, wait for /readyz, write D/kubeconfig and D/env
 #   controlplane.sh down --dir D        stop everything started in D (always safe to call)
@@ -67,9 +67,12 @@ sign() {  # sign <name> <subject> [san]   (run in the pki dir)
 }
 
 # The apiserver SANs include 10.244.0.1, the local node's bridge (tests/node), so pods can
-# verify the API server there; a pki made before that (or with other extra SANs) is re-signed.
+# verify the API server there, and 10.246.0-7.1, the bridges of the end-to-end flow tests
+# (tests/e2e/flow: one node per test); a pki made before that (or with other extra SANs) is re-signed.
 apiserver_sans() {
-  echo "IP:127.0.0.1,IP:10.0.0.1,IP:10.244.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local${CONTROLPLANE_EXTRA_SANS:+,$CONTROLPLANE_EXTRA_SANS}"
+  local flow_bridges="" i
+  for i in 0 1 2 3 4 5 6 7; do flow_bridges="$flow_bridges,IP:10.246.$i.1"; done
+  echo "IP:127.0.0.1,IP:10.0.0.1,IP:10.244.0.1$flow_bridges,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local${CONTROLPLANE_EXTRA_SANS:+,$CONTROLPLANE_EXTRA_SANS}"
 }
 
 sign_apiserver_if_needed() {  # (run in the pki dir)
@@ -171,7 +174,7 @@ ENV
     nohup "$bin/kube-controller-manager" --kubeconfig="$dir/controller-manager.kubeconfig" \
       --authentication-kubeconfig="$dir/controller-manager.kubeconfig" \
       --authorization-kubeconfig="$dir/controller-manager.kubeconfig" \
-      --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller,clusterrole-aggregation-controller,root-ca-certificate-publisher-controller \
+      --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller,root-ca-certificate-publisher-controller \
       --service-account-private-key-file="$dir/pki/sa.key" --root-ca-file="$dir/pki/ca.crt" \
       --leader-elect=false --secure-port=0 --use-service-account-credentials=true \
       >"$dir/logs/controller-manager.log" 2>&1 &

@@ -1,0 +1,221 @@
+#!/usr/bin/env bash
+# End-to-end: the operator installed with Helm runs on a local node (tests/node) with the
+# sidecars and nccl-allreduce trainers, against the shared local control plane.
+#
+#   flow_test.sh <scenario> <index>
+#   succeeds    deploy/examples/ncclJob.yaml as is: Succeeded; all 4 ranks log attempt 1 and
+#               the same root address; the id never appears in a log
+#   kill        one rank's trainer is SIGKILLed mid-run: attempt 2 with new pods and a new id,
+#               then Succeeded; kubectl describe nj explains the restart
+#   failfast    a trainer exits with a failFastExitCodes code: Failed/FailFastExitCode, no attempt 2
+#   cleanup     deleting the job removes its pods, ConfigMap, Service and RBAC; helm uninstall
+#               removes the operator and leaves only the CRD (and the released leader Lease)
+# <index> (0..7) picks this test's bridge tnf<index> and subnet 10.246.<index>.0/24, whose .1
+# the API server certificate names (tests/controlplane/controlplane.sh), so tests run in parallel.
+#
+# Env (set by CTest): NCCLOP_TEST_CONTROLPLANE_DIR, NCCLOP_TEST_KUBECONFIG, NCCLOP_TEST_KUBECTL,
+# NCCLOP_TEST_HELM, NCCLOP_BUILD_DIR.
+set -euo pipefail
+scenario=${1:?scenario}; index=${2:?index}
+: "${NCCLOP_TEST_KUBECONFIG:?run through ctest (needs the controlplane fixture)}"
+if [ "$(id -u)" != 0 ] || ! command -v ip >/dev/null || ! command -v unshare >/dev/null; then
+  echo "SKIP: needs root, iproute2 and unshare (network namespaces)"; exit 77
+fi
+export KUBECONFIG=$NCCLOP_TEST_KUBECONFIG CONTROLPLANE_DIR=$NCCLOP_TEST_CONTROLPLANE_DIR
+kubectl=$NCCLOP_TEST_KUBECTL helm=$NCCLOP_TEST_HELM build=$NCCLOP_BUILD_DIR
+# shellcheck source=lib.sh
+source "$(dirname "$0")/lib.sh"
+for exe in operator/nccl-operator sidecar/nccl-sidecar runtime/nccl-allreduce; do
+  [ -x "$build/$exe" ] || { echo "FAIL $build/$exe not built"; exit 1; }
+done
+
+node="flow-$scenario-$$"
+ns="flow-$scenario-$$"
+rel=nccl-operator
+# Not under /tmp: the operator pod mounts an emptyDir at /tmp, which would hide the node's
+# volume directories from the later mounts of that pod.
+mkdir -p "$build/e2e-flow"
+work=$(mktemp -d "$build/e2e-flow/$scenario.XXXXXX")
+node_pid="" bind_pid=""
+failures=0
+pass() { echo "ok   $*"; }
+fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
+check() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: got '$2', want '$3'"; fi; }
+contains() { if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1: '$3' not in: $2"; fi; }
+k() { "$kubectl" -n "$ns" "$@"; }
+nj() { k get nj "$1" -o "jsonpath=$2"; }
+# wait_for <seconds> <description> <command...>: polls until the command succeeds.
+wait_for() {
+  local deadline=$(( $(date +%s) + $1 )) what=$2; shift 2
+  until "$@" >/dev/null 2>&1; do
+    if [ "$(date +%s)" -ge "$deadline" ]; then fail "$what (not within deadline)"; return 1; fi
+    sleep 0.2
+  done
+  pass "$what"
+}
+
+dump() {
+  echo "---- nj"; k get nj -o yaml 2>&1 | tail -60
+  echo "---- pods"; k get pods -o wide 2>&1
+  echo "---- events"; k get events --sort-by=.lastTimestamp 2>&1 | tail -30
+  echo "---- operator log"; k logs deploy/$rel 2>&1 | tail -40
+  echo "---- node log"; tail -40 "$work/node.log"
+}
+cleanup() {
+  local rc=$?
+  if [ "$failures" -gt 0 ] || [ "$rc" -ne 0 ]; then dump >&2 || true; fi
+  flow_stop_bind_loop
+  "$helm" uninstall "$rel" -n "$ns" >/dev/null 2>&1 || true
+  flow_stop_node
+  "$kubectl" delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
+  "$kubectl" delete node "$node" >/dev/null 2>&1 || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+flow_start_node "$node" "tnf$index" "10.246.$index.0/24" "$work/state" false "$work/node.log"
+"$kubectl" create namespace "$ns" >/dev/null
+flow_bind_loop "$ns" "$node"
+flow_helm_install "$rel" "$ns" --set watchNamespace="$ns" >/dev/null
+flow_wait_operator "$rel" "$ns" >/dev/null && pass "operator installed by helm is available on the node" \
+  || { fail "operator not available"; exit 1; }
+
+# rank_line <pod>: the trainer's "id obtained" line (rank, attempt, interface, root).
+rank_line() { k logs "$1" -c trainer 2>/dev/null | grep 'id obtained' | tail -1; }
+root_of() { sed -n 's/.* root \([^:]*:[0-9]*\): id obtained.*/\1/p' <<<"$1"; }
+# check_ranks <job> <attempt>: every rank logged this attempt, eth0 and one common root.
+check_ranks() {
+  local job=$1 attempt=$2 i line root roots=""
+  for i in 0 1 2 3; do
+    line=$(rank_line "$job-$i")
+    contains "$job-$i logs rank $i, attempt $attempt" "$line" "rank $i of 4 pods, attempt $attempt,"
+    contains "$job-$i logs the chosen interface" "$line" "interface eth0"
+    root=$(root_of "$line")
+    case "$root" in 10.246.$index.*) pass "$job-$i root $root on the pod subnet" ;; *) fail "$job-$i root '$root'" ;; esac
+    roots="$roots$root"$'\n'
+  done
+  check "$job: all ranks name the same root" "$(sort -u <<<"${roots%$'\n'}" | wc -l)" 1
+  first_root=$(head -1 <<<"$roots")
+}
+# no_id_in_logs <job>: the published id appears in no trainer or sidecar log.
+no_id_in_logs() {
+  local id i
+  id=$(k get configmap "$1-nccl" -o 'jsonpath={.data.uniqueId}')
+  [ -n "$id" ] || { fail "$1: no uniqueId in ConfigMap $1-nccl"; return; }
+  for i in 0 1 2 3; do
+    if k logs "$1-$i" -c trainer 2>&1 | grep -qF -- "$id" || k logs "$1-$i" -c nccl-sidecar 2>&1 | grep -qF -- "$id"; then
+      fail "$1-$i: the id appears in a log"
+    fi
+  done
+  pass "$1: the id appears in no trainer or sidecar log"
+}
+# trainer_job <name> <failFastExitCodes> <shell script run as the trainer>
+trainer_job() {
+  cat <<YAML | k apply -f - >/dev/null
+apiVersion: nccl.dev/v1alpha1
+kind: NcclJob
+metadata: {name: $1}
+spec:
+  replicas: 4
+  gpusPerPod: 0
+  initTimeoutSeconds: 60
+  failurePolicy: {maxRestarts: 2, backoffSeconds: 1, failFastExitCodes: [$2]}
+  template:
+    spec:
+      containers:
+      - name: trainer
+        image: nccl-trainer:0.1.0
+        command: [/bin/sh, -c, '$3']
+        env: [{name: PATH, value: "$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
+YAML
+}
+
+case "$scenario" in
+succeeds)
+  k apply -f "$flow_root/deploy/examples/ncclJob.yaml" >/dev/null
+  wait_for 60 "demo Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj demo -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  check "condition Succeeded" "$(nj demo '{.status.conditions[?(@.type=="Succeeded")].status}')" True
+  check "condition IdPublished" "$(nj demo '{.status.conditions[?(@.type=="IdPublished")].status}')" True
+  check "attempt" "$(nj demo '{.status.attempt}')" 1
+  check "restarts" "$(nj demo '{.status.restarts}')" 0
+  contains "kubectl get nj" "$(k get nj demo --no-headers)" Succeeded
+  check_ranks demo 1
+  for i in 0 1 2 3; do
+    contains "demo-$i: GPU part skipped, id part succeeded" "$(k logs demo-$i -c trainer)" "GPU part skipped"
+  done
+  no_id_in_logs demo
+  ;;
+kill)
+  # Attempt 1 "trains" for 120 s after the id part; later attempts finish at once.
+  trainer_job kill 3 'if [ "$NCCLJOB_ATTEMPT" = 1 ]; then l=120; else l=0; fi; exec nccl-allreduce --linger-seconds $l'
+  for i in 0 1 2 3; do
+    wait_for 60 "kill-$i has the id of attempt 1" sh -c "'$kubectl' -n '$ns' logs kill-$i -c trainer | grep -q 'attempt 1, .*id obtained'"
+  done
+  check_ranks kill 1; root1=$first_root
+  old_uids=$(k get pods -l nccl.dev/job-name=kill -o 'jsonpath={.items[*].metadata.uid}')
+  id1=$(k get configmap kill-nccl -o 'jsonpath={.data.uniqueId}' | sha256sum)
+  check "still attempt 1 mid-run" "$(nj kill '{.status.state}/{.status.attempt}')" Running/1
+  debug=$(cat "$work/state/debug-addr")
+  curl -sf -X POST "http://$debug/debug/kill?namespace=$ns&pod=kill-2&container=trainer&signal=KILL" >/dev/null \
+    && pass "SIGKILL to kill-2's trainer" || fail "debug kill refused"
+  wait_for 60 "attempt 2 started" sh -c "[ \"\$('$kubectl' -n '$ns' get nj kill -o 'jsonpath={.status.attempt}')\" = 2 ]"
+  wait_for 60 "kill Succeeded after the restart" sh -c "[ \"\$('$kubectl' -n '$ns' get nj kill -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  check "restarts" "$(nj kill '{.status.restarts}')" 1
+  new_uids=$(k get pods -l nccl.dev/job-name=kill -o 'jsonpath={.items[*].metadata.uid}')
+  common=$(comm -12 <(tr ' ' '\n' <<<"$old_uids" | sort) <(tr ' ' '\n' <<<"$new_uids" | sort) | grep -c . || true)
+  check "attempt 2 runs on new pods (no pod UID of attempt 1)" "$common" 0
+  check "attempt 2 pods labelled" "$(k get pods -l nccl.dev/job-name=kill,nccl.dev/attempt=2 -o name | wc -l)" 4
+  id2=$(k get configmap kill-nccl -o 'jsonpath={.data.uniqueId}' | sha256sum)
+  [ "$id1" != "$id2" ] && pass "attempt 2 has a new id" || fail "the id did not change"
+  check_ranks kill 2
+  [ "$first_root" != "$root1" ] && pass "attempt 2 root $first_root differs from $root1" || fail "same root $root1"
+  describe=$(k describe nj kill)
+  contains "describe: Restarting event" "$describe" Restarting
+  contains "describe: names the killed pod" "$describe" kill-2
+  contains "describe: gives the exit code" "$describe" 137
+  no_id_in_logs kill
+  ;;
+failfast)
+  # Rank 2 fails for good (exit 3, listed in failFastExitCodes) after the id part; the others train on.
+  trainer_job failfast 3 'nccl-allreduce --linger-seconds $([ "$NCCLJOB_INDEX" = 2 ] && echo 0 || echo 120) || exit 1; if [ "$NCCLJOB_INDEX" = 2 ]; then echo "rank 2: unrecoverable, exit 3"; exit 3; fi'
+  wait_for 60 "failfast Failed" sh -c "[ \"\$('$kubectl' -n '$ns' get nj failfast -o 'jsonpath={.status.state}')\" = Failed ]"
+  check "Failed reason" "$(nj failfast '{.status.conditions[?(@.type=="Failed")].reason}')" FailFastExitCode
+  contains "Failed message names the code" "$(nj failfast '{.status.conditions[?(@.type=="Failed")].message}')" 3
+  # Failed is terminal: wait until the attempt's pods are gone, then nothing new may appear.
+  wait_for 60 "attempt 1 pods stopped" sh -c "[ -z \"\$('$kubectl' -n '$ns' get pods -l nccl.dev/job-name=failfast --field-selector=status.phase=Running -o name)\" ]"
+  check "no attempt 2 pods" "$(k get pods -l nccl.dev/job-name=failfast,nccl.dev/attempt=2 -o name)" ""
+  check "attempt stays 1" "$(nj failfast '{.status.attempt}/{.status.restarts}')" 1/0
+  check "no AttemptStarted event for attempt 2" \
+    "$(k get events --field-selector involvedObject.name=failfast,reason=AttemptStarted -o name | wc -l)" 1
+  contains "describe: FailFastExitCode event" "$(k describe nj failfast)" FailFastExitCode
+  ;;
+cleanup)
+  k apply -f "$flow_root/deploy/examples/ncclJob.yaml" >/dev/null
+  wait_for 60 "demo Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj demo -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  for obj in pod/demo-0 pod/demo-3 configmap/demo-nccl service/demo serviceaccount/demo-nccl role/demo-nccl rolebinding/demo-nccl; do
+    k get "$obj" >/dev/null 2>&1 && pass "$obj exists" || fail "$obj missing before delete"
+  done
+  k delete nj demo --wait=true --timeout=30s >/dev/null
+  children() { k get pods,configmaps,services,serviceaccounts,roles,rolebindings -o name | grep -E '/demo(-|$)' || true; }
+  wait_for 60 "deleting the job removes its pods, ConfigMap, Service and RBAC" sh -c "! '$kubectl' -n '$ns' get pods,configmaps,services,serviceaccounts,roles,rolebindings -o name | grep -qE '/demo(-|\$)'"
+  left=$(children); [ -z "$left" ] || fail "left after delete: $left"
+  "$helm" uninstall "$rel" -n "$ns" --wait --timeout 60s >/dev/null && pass "helm uninstall" || fail "helm uninstall"
+  wait_for 60 "operator pod gone" sh -c "[ -z \"\$('$kubectl' -n '$ns' get pods -o name)\" ]"
+  # Everything namespaced that is left, minus what every namespace has and the events.
+  left=$(k api-resources --verbs=list --namespaced -o name 2>/dev/null | grep -v '^events' | paste -sd, - \
+         | xargs -I{} "$kubectl" -n "$ns" get {} -o name 2>/dev/null \
+         | grep -v -e '^configmap/kube-root-ca.crt$' -e '^serviceaccount/default$' || true)
+  # The leader-election Lease is released (holder cleared) on shutdown but not deleted.
+  lease=$(grep '^lease' <<<"$left" || true)
+  check "after helm uninstall only the released leader Lease is left in the namespace" \
+    "$(grep -v '^lease' <<<"$left" || true)" ""
+  [ -z "$lease" ] || check "leader Lease released" "$(k get "$lease" -o 'jsonpath={.spec.holderIdentity}')" ""
+  check "no cluster-scoped objects of the release" \
+    "$("$kubectl" get clusterroles,clusterrolebindings -l "app.kubernetes.io/instance=$rel" -o name)" ""
+  "$kubectl" get crd nccljobs.nccl.dev >/dev/null && pass "the CRD stays" || fail "CRD gone"
+  ;;
+*) echo "unknown scenario $scenario"; exit 2 ;;
+esac
+
+if [ "$failures" -gt 0 ]; then echo "$failures check(s) failed"; exit 1; fi
+echo "all $scenario checks passed"
