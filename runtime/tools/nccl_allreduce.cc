@@ -3,17 +3,23 @@
 // prints an all_reduce_perf-style table. Without a GPU it does the id part and exits 0.
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
+#include <sys/socket.h>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "allreduce_sweep.h"
 #include "nccl_k8s/runtime.h"
+#include "unique_id_codec.h"
 
 namespace {
 
 constexpr const char* kHelp = R"(usage: nccl-allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] [--no-check]
+                      [--linger-seconds N]
 
 An example NcclJob trainer. Reads the NcclJob env contract, sets NCCL_SOCKET_IFNAME, gets the
 NCCL id through the sidecar (root: creates and posts it; others: long-poll), builds one
@@ -23,6 +29,10 @@ element, and prints size, time, algbw and busbw (busbw = algbw * 2(n-1)/n) like 
 
 Without a GPU (or NCCLJOB_GPUS_PER_POD=0) it does the id part only, says that the GPU part was
 skipped, and exits 0.
+
+It logs one line with its rank, attempt, the chosen NCCL_SOCKET_IFNAME and the root's bootstrap
+address (ip:port) taken from the id; never the id itself. --linger-seconds N keeps it alive N
+seconds after its work (like further training steps), so a run can be observed or interrupted.
 
 Sizes accept K, M, G suffixes (powers of 1024). Defaults: 1M to 1G, 20 timed and 5 warm-up
 iterations per size. Exit status: 0 success; 1 error (message on stderr), including wrong sums;
@@ -45,6 +55,27 @@ bool ParseBytes(std::string_view text, size_t* out) {
   return true;
 }
 
+// Where the root listens, as carried by the id: lets every rank's log show they joined the same
+// root without printing the id (which is a credential for joining the job).
+std::string RootAddress(const ncclUniqueId& id) {
+  nccl_k8s::IdBytes bytes{};
+  static_assert(sizeof(id.internal) == bytes.size());
+  std::memcpy(bytes.data(), id.internal, bytes.size());
+  auto where = nccl_k8s::DecodeBootstrapAddress(bytes);
+  if (!where) return "unknown";
+  return where->family == AF_INET6 ? "[" + where->ip + "]:" + std::to_string(where->port)
+                                   : where->ip + ":" + std::to_string(where->port);
+}
+
+int Linger(int seconds) {
+  if (seconds > 0) {
+    std::printf("# lingering %d s\n", seconds);
+    std::fflush(stdout);
+    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+  }
+  return 0;
+}
+
 bool GpuAvailable(std::string* why) {
   int count = 0;
   cudaError_t err = cudaGetDeviceCount(&count);
@@ -57,6 +88,7 @@ bool GpuAvailable(std::string* why) {
 
 int main(int argc, char** argv) {
   nccl_k8s::SweepConfig sweep;
+  int linger_seconds = 0;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "-h" || arg == "--help") { std::fputs(kHelp, stdout); return 0; }
@@ -68,6 +100,11 @@ int main(int argc, char** argv) {
       int v = std::atoi(argv[++i]);
       ok = v > 0 || (v == 0 && arg == "--warmup");
       (arg == "--iters" ? sweep.iters : sweep.warmup_iters) = v;
+    } else if (ok && arg == "--linger-seconds") {
+      char* end = nullptr;
+      long v = std::strtol(argv[++i], &end, 10);
+      ok = *end == '\0' && v >= 0 && v <= 86400 && end != argv[i];
+      linger_seconds = static_cast<int>(v);
     } else ok = false;
     if (!ok) { std::fprintf(stderr, "nccl-allreduce: bad argument near '%s' (see --help)\n", argv[i]); return 2; }
   }
@@ -79,14 +116,17 @@ int main(int argc, char** argv) {
   auto deadline = started + env->init_timeout;
   auto id = nccl_k8s::ObtainUniqueId(*env, deadline);
   if (!id.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", id.status().ToString().c_str()); return 1; }
-  std::printf("# nccl-allreduce: index %d of %d pods, attempt %d: id obtained\n", env->index, env->replicas,
-              env->attempt);
+  const char* ifname = std::getenv("NCCL_SOCKET_IFNAME");
+  std::printf("# nccl-allreduce: rank %d of %d pods, attempt %d, interface %s, root %s: id obtained\n", env->index,
+              env->replicas, env->attempt, ifname != nullptr && *ifname != '\0' ? ifname : "(NCCL default)",
+              RootAddress(*id).c_str());
+  std::fflush(stdout);
 
   std::string why;
   if (env->gpus_per_pod == 0 || !GpuAvailable(&why)) {
     std::printf("# GPU part skipped: %s; the id part succeeded\n",
                 env->gpus_per_pod == 0 ? "NCCLJOB_GPUS_PER_POD=0" : why.c_str());
-    return 0;
+    return Linger(linger_seconds);
   }
   auto comms = nccl_k8s::InitCommunicators(*env, *id, {}, deadline);
   if (!comms.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", comms.status().ToString().c_str()); return 1; }
@@ -117,5 +157,5 @@ int main(int argc, char** argv) {
   if (!destroyed.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", destroyed.ToString().c_str()); return 1; }
   if (wrong > 0) { std::fprintf(stderr, "nccl-allreduce: %lld wrong elements\n", wrong); return 1; }
   std::printf("# all sums correct\n");
-  return 0;
+  return Linger(linger_seconds);
 }
