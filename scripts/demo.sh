@@ -5,20 +5,24 @@
 # kubectl get nj, its conditions, its events and every rank's log lines. Tears everything
 # down at the end unless --keep (then: source DIR/env; kubectl get nj).
 #
-#   scripts/demo.sh [--keep] [--dir DIR] [--build-dir DIR]
-#     --dir        control plane and node state (default .demo)
+#   scripts/demo.sh [--keep] [--dir DIR] [--build-dir DIR] [--no-build]
+#     --dir        control plane and node state (default .demo; not under /tmp, see
+#                  tests/e2e/flow/README.md)
 #     --build-dir  the C++ build (default build, as scripts/test.sh)
+#     --no-build   use the build as it is (needs nccl-operator, nccl-sidecar, nccl-allreduce)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/.demo"
 build="$root/build"
 keep=0
+setup_flags=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep) keep=1; shift ;;
     --dir) dir=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+    --no-build) setup_flags+=(--no-build); shift ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -30,7 +34,12 @@ phase() { printf '\n### %s (%ss)\n' "$*" "$(( $(date +%s) - t0 ))"; }
 # show <command...>: prints "$ command" as a user would type it, then runs it.
 show() {
   local shown=("$@")
-  printf '\n$'; printf ' %q' "${shown[@]}" | sed "s|$root/||g"; printf '\n'
+  local a line="$"
+  for a in "${shown[@]}"; do
+    a=${a#"$root/"}
+    if [[ "$a" =~ ^[A-Za-z0-9_./=:,@%+-]+$ ]]; then line+=" $a"; else line+=" '$a'"; fi
+  done
+  printf '\n%s\n' "$line"
   case "$1" in
     kubectl) shift; "$CONTROLPLANE_BIN/kubectl" "$@" ;;
     helm) shift; "$CONTROLPLANE_BIN/helm" "$@" ;;
@@ -39,7 +48,7 @@ show() {
 }
 
 phase "build (scripts/setup.sh: packages, NVIDIA wheels, control plane binaries, C++ build)"
-"$root/scripts/setup.sh" --build-dir "$build"
+"$root/scripts/setup.sh" --build-dir "$build" "${setup_flags[@]}"
 mkdir -p "$build"; build=$(cd "$build" && pwd)
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 
