@@ -68,20 +68,43 @@ Client::~Client() = default;
 
 Result<Response> Client::Request(std::string_view method, std::string_view path_and_query,
                                  std::string_view body, std::string_view content_type, bool retry) {
+  CallOptions call;
+  call.retry = retry;
+  return Request(method, path_and_query, body, content_type, call);
+}
+
+Result<Response> Client::Request(std::string_view method, std::string_view path_and_query, std::string_view body,
+                                 std::string_view content_type, const CallOptions& call) {
+  using Clock = std::chrono::steady_clock;
   const ClientOptions& opts = impl_->options();
   Backoff backoff(opts.backoff);
   bool token_refreshed = false;
-  const int attempts = retry ? std::max(1, opts.max_attempts) : 1;
+  const int attempts = call.retry ? std::max(1, opts.max_attempts) : 1;
+  const bool has_deadline = call.timeout.count() > 0;
+  const auto deadline = Clock::now() + call.timeout;
+  auto left = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()); };
+  auto timed_out = [&] {
+    return Status::Local("Timeout", std::string(method) + " " +
+                                        std::string(path_and_query.substr(0, path_and_query.find('?'))) +
+                                        " did not finish within " + std::to_string(call.timeout.count()) + " ms");
+  };
+  auto cancelled = [] { return Status::Local("Cancelled", "request cancelled"); };
   for (int attempt = 1;; ++attempt) {
+    if (call.stop.stop_requested()) return cancelled();
+    if (has_deadline && left().count() <= 0) return timed_out();
     internal::HttpRequest request;
     request.method = method;
     request.url = impl_->Url(path_and_query);
     request.body = body;
     request.content_type = content_type;
+    request.stop = call.stop;
+    if (has_deadline) request.timeout = std::min(left(), opts.request_timeout);
     internal::HttpResult http = impl_->transport().Perform(request);
 
     Status status;
     if (!http.transport.ok()) {
+      if (call.stop.stop_requested()) return cancelled();
+      if (has_deadline && left().count() <= 0) return timed_out();
       status = http.transport;
     } else if (http.code >= 200 && http.code < 300) {
       return Response{http.code, std::move(http.body), std::move(http.content_type)};
@@ -101,13 +124,15 @@ Result<Response> Client::Request(std::string_view method, std::string_view path_
       delay = std::min(std::max(delay, std::chrono::milliseconds(status.retry_after_seconds() * 1000)),
                        opts.backoff.max);
     }
+    // A wait that would end past the deadline is pointless: report the last error now.
+    if (has_deadline && delay >= left()) return status;
     logging::Warn("kube", "request failed; retrying",
                   {{"method", std::string(method)},
                    {"path", std::string(path_and_query.substr(0, path_and_query.find('?')))},
                    {"error", status.ToString()},
                    {"attempt", std::to_string(attempt)},
                    {"retry_in_ms", std::to_string(delay.count())}});
-    SleepFor(delay, std::stop_token());
+    if (!SleepFor(delay, call.stop)) return cancelled();
   }
 }
 
@@ -144,6 +169,7 @@ Result<ListResult> Client::List(const Resource& r, std::string_view ns, const Li
           if (!kind.empty() && !item.contains("kind")) item["kind"] = kind;
           if (!item.contains("apiVersion")) item["apiVersion"] = r.ApiVersion();
         }
+        if (options.item_transform) options.item_transform(item);
         out.items.push_back(std::move(item));
       }
     }

@@ -163,7 +163,8 @@ HttpResult HttpTransport::Perform(const HttpRequest& request) {
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
     curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(request.low_speed_time.count()));
   } else {
-    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(options_.request_timeout.count()));
+    const auto timeout = request.timeout.count() > 0 ? request.timeout : options_.request_timeout;
+    curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<std::int64_t>(1, timeout.count())));
   }
 
   // TLS: the cluster CA, optional client certificate, or (only when allowed) no checks.

@@ -27,6 +27,8 @@ struct HttpRequest {
   // Streaming only: receives body bytes of a 2xx answer; returning false aborts.
   std::function<bool(std::string_view)> on_data;
   std::stop_token stop;
+  // Non-streaming: overall limit of this exchange (0 = ClientOptions::request_timeout).
+  std::chrono::milliseconds timeout{0};
 };
 
 struct HttpResult {

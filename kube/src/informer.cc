@@ -6,7 +6,32 @@
 
 namespace kube {
 
+void StripManagedFields(nlohmann::json& object) {
+  if (!object.is_object()) return;
+  auto md = object.find("metadata");
+  if (md != object.end() && md->is_object()) md->erase("managedFields");
+}
+
+namespace {
+
+ObjectTransform CombinedTransform(const InformerOptions& options) {
+  if (!options.strip_managed_fields) return options.transform;
+  return [user = options.transform](nlohmann::json& object) {
+    StripManagedFields(object);
+    if (user) user(object);
+  };
+}
+
+}  // namespace
+
 void Reflector::ApplyList(std::vector<nlohmann::json>&& items, const std::string& resource_version) {
+  if (prepare_) {
+    for (auto& item : items) prepare_(item);
+  }
+  ApplyPreparedList(std::move(items), resource_version);
+}
+
+void Reflector::ApplyPreparedList(std::vector<nlohmann::json>&& items, const std::string& resource_version) {
   std::vector<ObjectPtr> fresh;
   std::vector<ObjectPtr> previous;
   fresh.reserve(items.size());
@@ -40,6 +65,7 @@ bool Reflector::ApplyEvent(WatchEvent&& event) {
   switch (event.type) {
     case EventType::kAdded:
     case EventType::kModified: {
+      if (prepare_) prepare_(event.object);
       auto object = std::make_shared<const nlohmann::json>(std::move(event.object));
       ObjectPtr old = store_->Upsert(object);
       for (const auto& h : *handlers_) {
@@ -53,6 +79,7 @@ bool Reflector::ApplyEvent(WatchEvent&& event) {
     }
     case EventType::kDeleted: {
       ObjectPtr old = store_->Remove(ObjectKey(event.object));
+      if (prepare_) prepare_(event.object);
       ObjectPtr last = std::make_shared<const nlohmann::json>(std::move(event.object));
       for (const auto& h : *handlers_) {
         if (h.on_delete) h.on_delete(last);
@@ -70,7 +97,7 @@ Informer::Informer(std::shared_ptr<Client> client, Resource resource, InformerOp
     : client_(std::move(client)),
       resource_(std::move(resource)),
       options_(std::move(options)),
-      reflector_(&store_, &handlers_) {
+      reflector_(&store_, &handlers_, CombinedTransform(options_)) {
   if (options_.name.empty()) options_.name = resource_.plural;
 }
 
@@ -125,6 +152,8 @@ bool Informer::ListOnce(std::stop_token stop, Backoff* backoff) {
   ListOptions lo;
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
+  lo.page_size = options_.list_page_size;
+  lo.item_transform = CombinedTransform(options_);
   auto list = client_->List(resource_, options_.namespace_, lo);
   if (!list.ok()) {
     auto delay = backoff->Next();
@@ -138,7 +167,7 @@ bool Informer::ListOnce(std::stop_token stop, Backoff* backoff) {
   }
   {
     std::lock_guard lock(dispatch_mu_);
-    reflector_.ApplyList(std::move(list->items), list->resource_version);
+    reflector_.ApplyPreparedList(std::move(list->items), list->resource_version);
   }
   SetLastResourceVersion(list->resource_version);
   if (!synced_.exchange(true)) {

@@ -33,6 +33,16 @@ std::int64_t SpecInt(const Json& spec, const char* key) {
   return it != spec.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
 }
 
+// The remaining time before `deadline` as a call limit; at least 1 ms, since 0 means "none".
+CallOptions Within(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+  CallOptions call;
+  call.retry = false;  // the election loop is the retry
+  call.stop = std::move(stop);
+  call.timeout = std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                            deadline - std::chrono::steady_clock::now()));
+  return call;
+}
+
 }  // namespace
 
 LeaderElector::LeaderElector(std::shared_ptr<Client> client, LeaderElectionConfig config)
@@ -53,7 +63,8 @@ void LeaderElector::ObserveLeader(const std::string& holder) {
   if (changed && !holder.empty() && config_.on_new_leader) config_.on_new_leader(holder);
 }
 
-LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(Status* error) {
+LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(Status* error, std::chrono::steady_clock::time_point deadline,
+                                                        std::stop_token stop) {
   const Resource& r = resources::kLeases;
   const std::string path = ObjectPath(r, config_.lease_namespace, config_.lease_name);
   const auto lease_seconds =
@@ -62,8 +73,8 @@ LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(Status* error) {
   const auto now = std::chrono::steady_clock::now();
 
   // Lease calls are not retried inside the client: the election loop is the retry, and a
-  // renewal must not outlive renew_deadline inside a backoff.
-  auto got = client_->Request("GET", path, {}, {}, /*retry=*/false);
+  // renewal must not outlive renew_deadline inside a backoff or a hung request.
+  auto got = client_->Request("GET", path, {}, {}, Within(deadline, stop));
   if (!got.ok() && got.status().IsNotFound()) {
     Json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                   {"kind", "Lease"},
@@ -75,7 +86,7 @@ LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(Status* error) {
                     {"renewTime", now_text},
                     {"leaseTransitions", 0}}}};
     auto created = client_->Request("POST", CollectionPath(r, config_.lease_namespace), lease.dump(),
-                                    "application/json", false);
+                                    "application/json", Within(deadline, stop));
     if (!created.ok()) {
       if (created.status().IsAlreadyExists()) return Attempt::kHeldByOther;
       *error = created.status();
@@ -125,7 +136,7 @@ LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(Status* error) {
   spec["leaseDurationSeconds"] = lease_seconds;
   spec["renewTime"] = now_text;
   // The resourceVersion from the GET makes this a compare-and-swap: a concurrent taker gets 409.
-  auto updated = client_->Request("PUT", path, lease.dump(), "application/json", false);
+  auto updated = client_->Request("PUT", path, lease.dump(), "application/json", Within(deadline, stop));
   if (!updated.ok()) {
     if (updated.status().IsConflict()) return Attempt::kHeldByOther;
     *error = updated.status();
@@ -147,7 +158,9 @@ LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(Status* error) {
 
 bool LeaderElector::Release() {
   const std::string path = ObjectPath(resources::kLeases, config_.lease_namespace, config_.lease_name);
-  auto got = client_->Request("GET", path, {}, {}, false);
+  // Called after stop was requested: bounded by the renew deadline, not by the stop token.
+  const auto deadline = std::chrono::steady_clock::now() + config_.renew_deadline;
+  auto got = client_->Request("GET", path, {}, {}, Within(deadline, {}));
   if (!got.ok()) return false;
   Json lease = Json::parse(got->body, nullptr, false);
   if (!lease.is_object() || !lease["spec"].is_object()) return false;
@@ -157,7 +170,7 @@ bool LeaderElector::Release() {
   spec["holderIdentity"] = "";
   spec["leaseDurationSeconds"] = 1;
   spec["renewTime"] = MicroTimeNow();
-  auto updated = client_->Request("PUT", path, lease.dump(), "application/json", false);
+  auto updated = client_->Request("PUT", path, lease.dump(), "application/json", Within(deadline, {}));
   return updated.ok();
 }
 
@@ -173,7 +186,8 @@ Status LeaderElector::Run(std::stop_token stop) {
   for (;;) {
     if (stop.stop_requested()) return Status::Ok();
     Status error;
-    Attempt a = TryAcquireOrRenew(&error);
+    Attempt a = TryAcquireOrRenew(&error, std::chrono::steady_clock::now() + config_.renew_deadline, stop);
+    if (stop.stop_requested()) return Status::Ok();
     if (a == Attempt::kAcquired) break;
     if (a == Attempt::kError) {
       logging::Warn("kube", "leader election: cannot read or write the lease",
@@ -191,7 +205,7 @@ Status LeaderElector::Run(std::stop_token stop) {
   auto last_renew = std::chrono::steady_clock::now();
   while (SleepFor(config_.retry_period, stop)) {
     Status error;
-    Attempt a = TryAcquireOrRenew(&error);
+    Attempt a = TryAcquireOrRenew(&error, last_renew + config_.renew_deadline, stop);
     const auto now = std::chrono::steady_clock::now();
     if (a == Attempt::kAcquired) {
       last_renew = now;
@@ -201,9 +215,11 @@ Status LeaderElector::Run(std::stop_token stop) {
       result = Status::Local("LeaderLost", "lease " + config_.lease_name + " was taken by " + LeaderIdentity());
       break;
     }
+    if (stop.stop_requested()) break;  // a renewal cut short by shutdown is not a failure
     logging::Warn("kube", "leader election: renewal failed",
                   {{"lease", config_.lease_name}, {"error", error.ToString()}});
-    if (now - last_renew >= config_.renew_deadline) {
+    // "Timeout": the call itself ran into last_renew + renew_deadline.
+    if (now - last_renew >= config_.renew_deadline || error.reason() == "Timeout") {
       result = Status::Local("LeaderLost", "could not renew lease " + config_.lease_name + " within the renew deadline: " +
                                                error.ToString());
       break;

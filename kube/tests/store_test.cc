@@ -65,5 +65,47 @@ TEST(ReflectorTest, ListThenEventsDriveHandlersAndCache) {
   EXPECT_EQ(store.ByIndex("job", "j").size(), 1u);
 }
 
+TEST(ReflectorTest, TransformRunsBeforeCacheAndHandlers) {
+  Store store;
+  std::vector<std::string> seen;  // what handlers saw of the "big" field
+  auto record = [&](const ObjectPtr& o) { seen.push_back(o->contains("spec") ? "spec" : "trimmed"); };
+  std::vector<EventHandlers> handlers{{record, [&](const ObjectPtr&, const ObjectPtr& o) { record(o); }, record}};
+  int calls = 0;
+  Reflector r(&store, &handlers, [&](nlohmann::json& o) {
+    ++calls;
+    o.erase("spec");
+  });
+  auto with_spec = [](nlohmann::json p) {
+    p["spec"] = {{"containers", nlohmann::json::array({{{"name", "c"}}})}};
+    return p;
+  };
+  r.ApplyList({with_spec(Pod("a", "p0", "1")), with_spec(Pod("a", "p1", "2"))}, "2");
+  r.ApplyEvent(WatchEvent{EventType::kAdded, with_spec(Pod("a", "p2", "3"))});
+  r.ApplyEvent(WatchEvent{EventType::kModified, with_spec(Pod("a", "p0", "4"))});
+  r.ApplyEvent(WatchEvent{EventType::kDeleted, with_spec(Pod("a", "p1", "5"))});
+  EXPECT_EQ(calls, 5);
+  EXPECT_EQ(seen, std::vector<std::string>(5, "trimmed"));
+  ASSERT_EQ(store.size(), 2u);
+  for (const ObjectPtr& o : store.List()) EXPECT_FALSE(o->contains("spec"));
+  // The key fields survive, so the delete found its object.
+  EXPECT_EQ(store.Get("a", "p1"), nullptr);
+  EXPECT_EQ(store.Get("a", "p0")->at("metadata").at("resourceVersion"), "4");
+  // A prepared list is stored as given.
+  r.ApplyPreparedList({with_spec(Pod("a", "p3", "6"))}, "6");
+  EXPECT_EQ(calls, 5);
+  EXPECT_TRUE(store.Get("a", "p3")->contains("spec"));
+}
+
+TEST(StripManagedFieldsTest, RemovesOnlyManagedFields) {
+  nlohmann::json o = Pod("a", "p0", "1", "j");
+  o["metadata"]["managedFields"] = nlohmann::json::array({{{"manager", "kubectl"}}});
+  StripManagedFields(o);
+  EXPECT_FALSE(o["metadata"].contains("managedFields"));
+  EXPECT_EQ(o, Pod("a", "p0", "1", "j"));
+  nlohmann::json not_object = 3;
+  StripManagedFields(not_object);  // no crash on garbage
+  EXPECT_EQ(not_object, 3);
+}
+
 }  // namespace
 }  // namespace kube

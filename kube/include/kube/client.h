@@ -45,6 +45,8 @@ struct ListOptions {
   std::string field_selector;
   std::int64_t page_size = 500;  // List fetches every page (limit/continue) and joins them
   std::string resource_version;  // "" = most recent (quorum read)
+  // Applied to each item as its page arrives, so a large list never holds every item whole.
+  std::function<void(Json& item)> item_transform;
 };
 
 struct ListResult {
@@ -81,6 +83,18 @@ struct WatchOptions {
   // resourceVersion). The stream has no overall client timeout; it is considered dead when
   // no byte arrives for timeout_seconds + 30 s.
   int timeout_seconds = 300;
+};
+
+// Per-call limits, for callers that must not block past a deadline of their own (leader
+// election must give up a renewal before renew_deadline).
+struct CallOptions {
+  // Whole call, retries and their waits included (0 = ClientOptions::request_timeout per try,
+  // no overall limit). Each try gets at most what is left; past it the call returns a Status
+  // with reason "Timeout".
+  std::chrono::milliseconds timeout{0};
+  // Cancels the request in flight and any retry wait (reason "Cancelled").
+  std::stop_token stop;
+  bool retry = true;
 };
 
 struct Response {
@@ -132,6 +146,8 @@ class Client {
   Result<Response> Request(std::string_view method, std::string_view path_and_query,
                            std::string_view body = {}, std::string_view content_type = {},
                            bool retry = true);
+  Result<Response> Request(std::string_view method, std::string_view path_and_query, std::string_view body,
+                           std::string_view content_type, const CallOptions& call);
 
  private:
   class Impl;

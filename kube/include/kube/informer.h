@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -32,6 +33,15 @@ struct EventHandlers {
   std::function<void(const ObjectPtr& object)> on_delete;
 };
 
+// Rewrites an object in place before it is cached and before handlers see it (e.g. drops
+// the fields a controller never reads, to bound the cache's memory). Must leave
+// metadata.namespace/name (the cache key) and metadata.resourceVersion intact.
+using ObjectTransform = std::function<void(nlohmann::json& object)>;
+
+// Removes metadata.managedFields (often the largest part of metadata). A PUT of an object
+// without managedFields keeps the server's record, so cached objects stay writable.
+void StripManagedFields(nlohmann::json& object);
+
 struct InformerOptions {
   std::string namespace_;  // "" = all namespaces (or a cluster-scoped resource)
   std::string label_selector;
@@ -42,15 +52,24 @@ struct InformerOptions {
   // Periodically re-deliver every cached object as an update (0 = never).
   std::chrono::seconds resync_period{0};
   std::string name;  // for logs; defaults to the resource plural
+  // Applied to every listed and watched object (after the managedFields strip below).
+  ObjectTransform transform;
+  bool strip_managed_fields = true;
+  // Items per list page. Each page is transformed before the next is fetched, so a smaller
+  // page lowers the peak memory of a (re)list of large objects.
+  std::int64_t list_page_size = 500;
 };
 
 // Applies list results and watch events to a Store and calls the handlers. Pure (no I/O):
 // the Informer feeds it, and tests and benchmarks feed it directly.
 class Reflector {
  public:
-  Reflector(Store* store, std::vector<EventHandlers>* handlers)
-      : store_(store), handlers_(handlers) {}
+  Reflector(Store* store, std::vector<EventHandlers>* handlers, ObjectTransform prepare = {})
+      : store_(store), handlers_(handlers), prepare_(std::move(prepare)) {}
   void ApplyList(std::vector<nlohmann::json>&& items, const std::string& resource_version);
+  // ApplyList for items that already went through prepare() (the Informer transforms each
+  // list page as it arrives).
+  void ApplyPreparedList(std::vector<nlohmann::json>&& items, const std::string& resource_version);
   // Returns false for an ERROR event (the caller decides: relist on IsGone()).
   bool ApplyEvent(WatchEvent&& event);
   const std::string& resource_version() const { return resource_version_; }
@@ -58,6 +77,7 @@ class Reflector {
  private:
   Store* store_;
   std::vector<EventHandlers>* handlers_;
+  ObjectTransform prepare_;
   std::string resource_version_;
 };
 

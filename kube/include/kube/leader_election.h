@@ -2,6 +2,8 @@
 // interoperates with other implementations): acquire when the lease is free or expired,
 // renew every retry_period, step down when renewal has failed for renew_deadline, and clear
 // holderIdentity on a clean shutdown so a successor need not wait out the lease.
+// Every lease call carries a timeout that ends it before renew_deadline, so a hung API
+// server cannot keep a leader acting past the point where another may take over.
 // Expiry is judged on this process's monotonic clock from when it last saw the lease change,
 // never by comparing wall clocks across machines.
 #pragma once
@@ -47,7 +49,8 @@ class LeaderElector {
 
  private:
   enum class Attempt { kAcquired, kHeldByOther, kError };
-  Attempt TryAcquireOrRenew(Status* error);
+  // Every API call of one attempt ends by `deadline` (or when `stop` is requested).
+  Attempt TryAcquireOrRenew(Status* error, std::chrono::steady_clock::time_point deadline, std::stop_token stop);
   bool Release();
   void ObserveLeader(const std::string& holder);
 

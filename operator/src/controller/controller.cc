@@ -1,6 +1,7 @@
 #include "controller/controller.h"
 
 #include "api/names.h"
+#include "cache/trim.h"
 #include "logging/log.h"
 
 namespace ncclop::controller {
@@ -24,8 +25,15 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   child_opts.namespace_ = options_.namespace_;
   child_opts.label_selector = JobLabelSelector();
   child_opts.name = "pods";
+  // Only what policy/observed.cc reads of a pod is cached (see cache/trim.h); smaller list
+  // pages bound the memory of a relist of full pods.
+  child_opts.transform = cache::TrimPod;
+  child_opts.list_page_size = 100;
   pods_ = std::make_unique<kube::Informer>(client, kube::resources::kPods, child_opts);
   child_opts.name = "configmaps";
+  // ConfigMaps are written back whole (conditional update), so they are cached whole.
+  child_opts.transform = nullptr;
+  child_opts.list_page_size = 500;
   configmaps_ = std::make_unique<kube::Informer>(client, kube::resources::kConfigMaps, child_opts);
 
   pods_->AddIndex(kPodsByJob, [](const nlohmann::json& pod) -> std::vector<std::string> {

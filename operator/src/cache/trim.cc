@@ -1,0 +1,71 @@
+#include "cache/trim.h"
+
+#include <initializer_list>
+#include <string_view>
+
+namespace ncclop::cache {
+namespace {
+
+using Json = nlohmann::json;
+
+// Moves the listed keys of `from` (when present) into a fresh object.
+Json Pick(Json& from, std::initializer_list<const char*> keys) {
+  Json out = Json::object();
+  if (!from.is_object()) return out;
+  for (const char* key : keys) {
+    auto it = from.find(key);
+    if (it != from.end()) out[key] = std::move(*it);
+  }
+  return out;
+}
+
+Json TrimContainerStatuses(Json& statuses) {
+  Json out = Json::array();
+  if (!statuses.is_array()) return out;
+  for (Json& cs : statuses) {
+    Json kept = Pick(cs, {"name", "ready"});
+    auto state = cs.find("state");
+    if (state != cs.end() && state->is_object()) {
+      auto terminated = state->find("terminated");
+      if (terminated != state->end()) kept["state"]["terminated"] = Pick(*terminated, {"exitCode", "reason"});
+    }
+    out.push_back(std::move(kept));
+  }
+  return out;
+}
+
+}  // namespace
+
+void TrimPod(Json& pod) {
+  if (!pod.is_object()) return;
+  Json out = Pick(pod, {"apiVersion", "kind"});
+
+  if (auto md = pod.find("metadata"); md != pod.end() && md->is_object()) {
+    Json meta = Pick(*md, {"name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences",
+                           "deletionTimestamp"});
+    if (auto ann = md->find("annotations"); ann != md->end() && ann->is_object()) {
+      Json kept = Json::object();
+      for (auto it = ann->begin(); it != ann->end(); ++it) {
+        if (std::string_view(it.key()).starts_with("nccl.dev/")) kept[it.key()] = std::move(it.value());
+      }
+      if (!kept.empty()) meta["annotations"] = std::move(kept);
+    }
+    out["metadata"] = std::move(meta);
+  }
+
+  if (auto st = pod.find("status"); st != pod.end() && st->is_object()) {
+    Json status = Pick(*st, {"phase", "reason", "message"});
+    if (auto conds = st->find("conditions"); conds != st->end() && conds->is_array()) {
+      Json kept = Json::array();
+      for (Json& c : *conds) kept.push_back(Pick(c, {"type", "status"}));
+      status["conditions"] = std::move(kept);
+    }
+    for (const char* key : {"containerStatuses", "initContainerStatuses"}) {
+      if (auto cs = st->find(key); cs != st->end()) status[key] = TrimContainerStatuses(*cs);
+    }
+    out["status"] = std::move(status);
+  }
+  pod = std::move(out);
+}
+
+}  // namespace ncclop::cache

@@ -1,0 +1,18 @@
+// What the operator keeps of a cached pod. The informer applies TrimPod to every listed or
+// watched pod before caching it: a full pod is ~80 KB as a JSON tree (mostly the spec and
+// its env contract), the trimmed one a few hundred bytes, which is what lets 100 jobs x 8
+// pods fit in ~20 MB. Whatever policy/observed.cc or the controller reads of a pod must be
+// kept here (the unit test feeds a trimmed pod through ObservePod to check it).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+namespace ncclop::cache {
+
+// Keeps apiVersion, kind; metadata name, namespace, uid, resourceVersion, labels,
+// annotations under nccl.dev/, ownerReferences, deletionTimestamp; status phase, reason,
+// message, conditions (type, status), containerStatuses and initContainerStatuses (name,
+// ready, state.terminated exitCode and reason). Drops everything else, spec included.
+void TrimPod(nlohmann::json& pod);
+
+}  // namespace ncclop::cache

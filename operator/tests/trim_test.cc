@@ -1,0 +1,108 @@
+#include <gtest/gtest.h>
+
+#include "api/names.h"
+#include "cache/trim.h"
+#include "desired/pod.h"
+#include "policy/observed.h"
+#include "test_jobs.h"
+
+namespace ncclop::cache {
+namespace {
+
+using Json = nlohmann::json;
+
+// A pod as the API server returns it: the operator's desired pod plus server-set metadata
+// and a status where the trainer failed.
+Json ServerPod(const std::string& trainer_state) {
+  api::NcclJob job = testing::Job(4, 2);
+  Json pod = desired::Pod(job, 0, 2, {});
+  Json& md = pod["metadata"];
+  md["namespace"] = "ml";
+  md["uid"] = "pod-uid";
+  md["resourceVersion"] = "42";
+  md["creationTimestamp"] = "2026-01-01T00:00:00Z";
+  md["deletionTimestamp"] = "2026-01-01T00:01:00Z";
+  md["annotations"][std::string(api::kAnnotationUniqueId)] = "aWQ=";
+  md["annotations"][std::string(api::kAnnotationUniqueIdAttempt)] = "2";
+  md["annotations"]["kubectl.kubernetes.io/restartedAt"] = "x";
+  md["managedFields"] = Json::array({{{"manager", "nccl-operator"}, {"fieldsV1", {{"f:spec", Json::object()}}}}});
+  pod["status"] = Json::parse(R"({
+    "phase": "Failed", "reason": "Evicted", "message": "node ran out of memory", "podIP": "10.0.0.1",
+    "conditions": [{"type": "Ready", "status": "True", "lastTransitionTime": "t", "reason": "r"},
+                   {"type": "PodScheduled", "status": "True"}],
+    "initContainerStatuses": [{"name": "nccl-sidecar", "ready": true, "image": "s", "state": {"running": {"startedAt": "t"}}}],
+    "containerStatuses": [{"name": "logger", "ready": false, "imageID": "x", "state": {"running": {}}}]
+  })");
+  Json trainer = {{"name", "trainer"}, {"ready", false}, {"imageID", "sha"}, {"restartCount", 0}};
+  trainer["state"] = Json::parse(trainer_state);
+  pod["status"]["containerStatuses"].push_back(trainer);
+  return pod;
+}
+
+void ExpectSameObservation(const Json& full) {
+  Json trimmed = full;
+  TrimPod(trimmed);
+  for (const std::string& container : {"trainer", "logger"}) {
+    policy::ObservedPod a = policy::ObservePod(full, container);
+    policy::ObservedPod b = policy::ObservePod(trimmed, container);
+    EXPECT_EQ(a.name, b.name);
+    EXPECT_EQ(a.index, b.index);
+    EXPECT_EQ(a.attempt, b.attempt);
+    EXPECT_EQ(a.phase, b.phase);
+    EXPECT_EQ(a.ready, b.ready);
+    EXPECT_EQ(a.terminating, b.terminating);
+    EXPECT_EQ(a.trainer_succeeded, b.trainer_succeeded);
+    EXPECT_EQ(a.failed, b.failed);
+    EXPECT_EQ(a.trainer_exit_code, b.trainer_exit_code);
+    EXPECT_EQ(a.failure_detail, b.failure_detail);
+    EXPECT_EQ(a.unique_id, b.unique_id);
+    EXPECT_EQ(a.unique_id_attempt, b.unique_id_attempt);
+  }
+}
+
+TEST(TrimPodTest, ObservationIsUnchanged) {
+  ExpectSameObservation(ServerPod(R"({"terminated": {"exitCode": 3, "reason": "Error", "finishedAt": "t"}})"));
+  ExpectSameObservation(ServerPod(R"({"terminated": {"exitCode": 0, "reason": "Completed"}})"));
+  ExpectSameObservation(ServerPod(R"({"running": {"startedAt": "t"}})"));
+  Json running = ServerPod(R"({"running": {}})");
+  running["status"]["phase"] = "Running";
+  running["metadata"].erase("deletionTimestamp");
+  ExpectSameObservation(running);
+}
+
+TEST(TrimPodTest, KeepsWhatTheControllerReadsAndDropsTheRest) {
+  Json pod = ServerPod(R"({"terminated": {"exitCode": 3, "reason": "Error", "finishedAt": "t"}})");
+  const std::size_t full_size = pod.dump().size();
+  TrimPod(pod);
+  // Cache key, owner check, job index.
+  EXPECT_EQ(pod["metadata"]["name"], "demo-0");
+  EXPECT_EQ(pod["metadata"]["namespace"], "ml");
+  EXPECT_EQ(pod["metadata"]["resourceVersion"], "42");
+  EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+  EXPECT_EQ(pod["metadata"]["labels"][std::string(api::kLabelJobName)], "demo");
+  EXPECT_FALSE(pod.contains("spec"));
+  EXPECT_FALSE(pod["metadata"].contains("managedFields"));
+  EXPECT_FALSE(pod["metadata"]["annotations"].contains("kubectl.kubernetes.io/restartedAt"));
+  EXPECT_FALSE(pod["status"].contains("podIP"));
+  EXPECT_EQ(pod["status"]["conditions"][0], (Json{{"type", "Ready"}, {"status", "True"}}));
+  EXPECT_EQ(pod["status"]["containerStatuses"][1]["state"]["terminated"], (Json{{"exitCode", 3}, {"reason", "Error"}}));
+  EXPECT_EQ(pod["status"]["initContainerStatuses"][0], (Json{{"name", "nccl-sidecar"}, {"ready", true}}));
+  EXPECT_LT(pod.dump().size() * 5, full_size);
+  // Trimming twice changes nothing (a relisted pod goes through it again).
+  Json again = pod;
+  TrimPod(again);
+  EXPECT_EQ(again, pod);
+}
+
+TEST(TrimPodTest, GarbageIsLeftAlone) {
+  Json not_object = "x";
+  TrimPod(not_object);
+  EXPECT_EQ(not_object, "x");
+  Json odd = {{"metadata", {{"name", "p"}, {"annotations", 3}}}, {"status", {{"containerStatuses", 5}}}};
+  TrimPod(odd);
+  EXPECT_EQ(odd["metadata"], (Json{{"name", "p"}}));
+  EXPECT_EQ(odd["status"]["containerStatuses"], Json::array());
+}
+
+}  // namespace
+}  // namespace ncclop::cache
