@@ -83,9 +83,15 @@ wait_until 600 count_pods || { echo "pods did not all appear; operator log:" >&2
 elapsed=$(echo "$(date +%s.%N) - $start" | bc)
 loaded=$(rss_kib "$pid")
 peak=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+# RSS = anonymous memory (the process's own) + file pages (shared libraries' code, mostly
+# shared with every other process using them).
+anon=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status")
+file=$(awk '/RssFile/ {print $2}' "/proc/$pid/status")
 
 printf '%-34s %10s\n' "measure" "value"
 printf '%-34s %10s\n' "operator RSS idle (MiB)" "$(echo "scale=1; $idle/1024" | bc)"
 printf '%-34s %10s\n' "operator RSS $jobs jobs x $replicas pods (MiB)" "$(echo "scale=1; $loaded/1024" | bc)"
 printf '%-34s %10s\n' "operator peak RSS (MiB)" "$(echo "scale=1; $peak/1024" | bc)"
+printf '%-34s %10s\n' "  of it anonymous (MiB)" "$(echo "scale=1; $anon/1024" | bc)"
+printf '%-34s %10s\n' "  of it file-backed (MiB)" "$(echo "scale=1; $file/1024" | bc)"
 printf '%-34s %10s\n' "time to create $want pods (s)" "$(printf '%.1f' "$elapsed")"

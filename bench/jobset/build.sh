@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Builds the JobSet controller manager from its Go module at $JOBSET_VERSION (default
+# v0.11.1: the release on k8s.io/* v0.35, matching the local control plane's v1.35) through a
+# throw-away wrapper module. Output is cached per version under $NCCLOP_CACHE (default
+# ~/.cache/nccl-operator); a second run returns at once. Prints the directory that holds
+# `jobset-manager` and `crds/` (its CRDs from config/components/crd/bases) on its last line.
+# Nothing of JobSet is ever copied into this repository.
+set -euo pipefail
+version=${JOBSET_VERSION:-v0.11.1}
+cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
+out="$cache/bin/jobset-$version"
+if [ -x "$out/jobset-manager" ] && [ -d "$out/crds" ]; then echo "$out"; exit 0; fi
+
+mkdir -p "$out/crds" "$cache/src/jobset-$version"
+export GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0
+log() { echo "[jobset-build] $*" >&2; }
+cd "$cache/src/jobset-$version"
+printf 'module local/jobsetbuild\n\ngo 1.25.0\n' > go.mod
+log "resolving sigs.k8s.io/jobset@$version"
+go get "sigs.k8s.io/jobset@$version" >/dev/null 2>&1
+dir=$(go list -m -f '{{.Dir}}' sigs.k8s.io/jobset)
+cp "$dir"/config/components/crd/bases/*.yaml "$out/crds/"
+chmod u+w "$out"/crds/*.yaml
+log "building jobset-manager"
+go build -ldflags "-s -w" -o "$out/jobset-manager.tmp" sigs.k8s.io/jobset
+mv "$out/jobset-manager.tmp" "$out/jobset-manager"
+echo "$out"
