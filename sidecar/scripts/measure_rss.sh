@@ -3,12 +3,16 @@
 # watches its ConfigMap on a real kube-apiserver (tests/controlplane) with a ServiceAccount
 # token, before and after the id is published and served.
 #
-#   sidecar/scripts/measure_rss.sh BUILD_DIR
+#   sidecar/scripts/measure_rss.sh BUILD_DIR [--by-mapping]
+#
+# --by-mapping adds, for the watching worker, the largest mappings of /proc/PID/smaps grouped
+# by file (Rss / Pss / Private kB): which shared library costs what.
 #
 # Prints VmRSS (all resident pages, shared libraries included), Pss (shared pages divided
 # among the processes using them) and Private (pages only this process holds).
 set -euo pipefail
-build=$(cd "${1:?usage: measure_rss.sh BUILD_DIR}" && pwd)
+build=$(cd "${1:?usage: measure_rss.sh BUILD_DIR [--by-mapping]}" && pwd)
+by_mapping=${2:-}
 bin=$build/sidecar/nccl-sidecar
 here=$(cd "$(dirname "$0")/../.." && pwd)
 work=$(mktemp -d)
@@ -75,6 +79,25 @@ pids+=($!); worker=$!
 probe=$(port_of "$work/worker.log" probe_listen); api=$(port_of "$work/worker.log" listen)
 wait_http "http://127.0.0.1:$probe/readyz"
 report "worker, watching the ConfigMap" "$worker"
+if [ "$by_mapping" = --by-mapping ]; then
+  python3 - "$worker" <<'PY'
+import collections, sys
+totals = collections.defaultdict(lambda: [0, 0, 0])
+name = None
+for line in open(f"/proc/{sys.argv[1]}/smaps"):
+    fields = line.split()
+    if not fields[0].endswith(":"):
+        name = fields[5].rsplit("/", 1)[-1] if len(fields) > 5 else "[anonymous]"
+    elif fields[0] == "Rss:":
+        totals[name][0] += int(fields[1])
+    elif fields[0] == "Pss:":
+        totals[name][1] += int(fields[1])
+    elif fields[0] in ("Private_Clean:", "Private_Dirty:"):
+        totals[name][2] += int(fields[1])
+for name, (rss, pss, private) in sorted(totals.items(), key=lambda kv: -kv[1][0])[:16]:
+    print(f"    {name:36s} Rss {rss:6d}   Pss {pss:6d}   Private {private:6d}")
+PY
+fi
 k patch configmap rss-nccl --type merge -p "{\"data\":{\"uniqueId\":\"$(head -c 128 /dev/urandom | base64 -w0)\"}}" >/dev/null
 curl -sf "http://127.0.0.1:$api/v1/id?timeout=30" >/dev/null
 report "worker, after serving the id" "$worker"
