@@ -98,13 +98,16 @@ Result<Response> Client::Request(std::string_view method, std::string_view path_
     request.body = body;
     request.content_type = content_type;
     request.stop = call.stop;
+    const bool deadline_binds = has_deadline && left() <= opts.request_timeout;
     if (has_deadline) request.timeout = std::min(left(), opts.request_timeout);
     internal::HttpResult http = impl_->transport().Perform(request);
 
     Status status;
     if (!http.transport.ok()) {
       if (call.stop.stop_requested()) return cancelled();
-      if (has_deadline && left().count() <= 0) return timed_out();
+      // curl's timer may fire a few ms before ours (both round): a transport error at the
+      // deadline is the deadline.
+      if (deadline_binds && left() < std::chrono::milliseconds(50)) return timed_out();
       status = http.transport;
     } else if (http.code >= 200 && http.code < 300) {
       return Response{http.code, std::move(http.body), std::move(http.content_type)};

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "kube/client.h"
+#include "kube/leader_election.h"
 
 namespace kube {
 namespace {
@@ -129,6 +130,27 @@ TEST(ClientDeadlineTest, StopCancelsAHungRequest) {
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.status().reason(), "Cancelled") << r.status().ToString();
   EXPECT_LT(Clock::now() - started, milliseconds(5000));
+}
+
+TEST(LeaderElectorDeadlineTest, StopEndsAHungLeaseCall) {
+  Peer peer("");
+  auto client = std::make_shared<Client>(Config{.server = peer.url()},
+                                         ClientOptions{.request_timeout = milliseconds(30000)});
+  LeaderElectionConfig config;
+  config.lease_namespace = "ns";
+  config.lease_name = "lease";
+  config.identity = "me";
+  config.renew_deadline = milliseconds(20000);
+  LeaderElector elector(client, config);
+  std::stop_source source;
+  std::jthread stopper([&] {
+    std::this_thread::sleep_for(milliseconds(300));
+    source.request_stop();
+  });
+  const auto started = Clock::now();
+  EXPECT_TRUE(elector.Run(source.get_token()).ok());
+  EXPECT_LT(Clock::now() - started, milliseconds(5000));  // not the 20 s deadline nor the 30 s timeout
+  EXPECT_FALSE(elector.IsLeader());
 }
 
 }  // namespace
