@@ -21,13 +21,16 @@ namespace {
 
 using nccl_k8s::Clock;
 
-constexpr const char* kHelp = R"(usage: nccl-allreduce-bench [--min-bytes N] [--max-bytes N] [--iters N] [--reps N] [--raw-inits N] [--runtime-first]
+constexpr const char* kHelp = R"(usage: nccl-allreduce-bench [--min-bytes N] [--max-bytes N] [--iters N] [--reps N] [--raw-inits N] [--runtime-first] [--nonblocking] [--init-only]
 
 Needs the NcclJob env contract for one pod holding every local GPU (NCCLJOB_INDEX=0,
 NCCLJOB_GPUS_PER_POD=NCCLJOB_WORLD_SIZE=<GPUs>, NCCLJOB_ATTEMPT, NCCLJOB_SIDECAR_URL of a
 running sidecar). Sizes take K/M/G suffixes. --reps: interleaved measurements per size and
 path (median reported). --raw-inits: raw inits timed (median reported); one untimed raw init
-runs first to take NCCL's one-time setup out of both numbers.
+runs first to take NCCL's one-time setup out of both numbers. --nonblocking: the runtime hands
+out its non-blocking init communicators (CommOptions.blocking = false) instead of blocking splits.
+--init-only: print the time-to-communicator line and exit (one runtime sample per process: the
+sidecar serves one id per attempt; bench/allreduce/init-reps.sh repeats it).
 )";
 
 size_t Bytes(std::string_view text) {
@@ -71,11 +74,14 @@ void RawDestroy(std::vector<ncclComm_t>& comms) {
 int main(int argc, char** argv) {
   nccl_k8s::SweepConfig sweep;
   int reps = 3, raw_inits = 3;
-  bool runtime_first = false;
+  bool runtime_first = false, init_only = false;
+  nccl_k8s::CommOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string_view a = argv[i];
     if (a == "-h" || a == "--help") { std::fputs(kHelp, stdout); return 0; }
     if (a == "--runtime-first") { runtime_first = true; continue; }
+    if (a == "--nonblocking") { options.blocking = false; continue; }
+    if (a == "--init-only") { init_only = true; continue; }
     if (i + 1 >= argc) { std::fprintf(stderr, "missing value for %s\n", argv[i]); return 2; }
     std::string_view v = argv[++i];
     if (a == "--min-bytes") sweep.min_bytes = Bytes(v);
@@ -104,7 +110,7 @@ int main(int argc, char** argv) {
   nccl_k8s::Result<nccl_k8s::Communicators> comms = nccl_k8s::Status(nccl_k8s::Code::kOk, "");
   auto runtime_init = [&] {
     auto t0 = Clock::now();
-    comms = nccl_k8s::Init();
+    comms = nccl_k8s::Init(options);
     runtime_ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
     return comms.ok();
   };
@@ -118,6 +124,18 @@ int main(int argc, char** argv) {
 
   std::printf("# time to communicator (%d GPUs, one process): raw %.1f ms (median of %d), runtime via sidecar %.1f ms, ratio %.3f (%s first)\n",
               n, Median(raw_ms), raw_inits, runtime_ms, runtime_ms / Median(raw_ms), runtime_first ? "runtime" : "raw");
+  // One line for scripts: init-reps.sh collects these.
+  std::printf("INIT order=%s raw_ms=%.3f runtime_ms=%.3f rt_init_ms=%.3f rt_split_ms=%.3f blocking=%d\n",
+              runtime_first ? "runtime-first" : "raw-first", Median(raw_ms), runtime_ms, comms->timings().init_ms,
+              comms->timings().split_ms, comms->blocking() ? 1 : 0);
+  std::fflush(stdout);
+  if (init_only) {
+    RawDestroy(raw);
+    auto destroyed = comms->Destroy();
+    if (!destroyed.ok()) { std::fprintf(stderr, "%s\n", destroyed.ToString().c_str()); return 1; }
+    return 0;
+  }
+  std::printf("# runtime communicators: %s\n", comms->blocking() ? "blocking (split from the non-blocking init)" : "non-blocking");
 
   nccl_k8s::LocalRanks raw_local, rt_local;
   raw_local.world_size = rt_local.world_size = n;

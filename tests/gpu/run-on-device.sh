@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
 # Everything the GPU machine does in one call: the GPU tests and the all-reduce benchmark, from
 # the bundle tests/gpu/prepare-device-bundle.sh made (carried as build-device/). Writes to $OUT:
-# env.txt, gpu-tests.txt, bench.txt, logs.tar.gz. Run from the repository root:
-#   tests/gpu/run-on-device.sh
+# env.txt, gpu-tests.txt, init.txt, bench.txt, logs.tar.gz. Run from the repository root:
+#   tests/gpu/run-on-device.sh                      # shapes "2x1 1x2" (2 GPUs)
+#   SHAPES="2x2 1x4 4x1" tests/gpu/run-on-device.sh # 4 GPUs;  8 GPUs: SHAPES="2x4 4x2 8x1 1x8"
+# The benchmark uses every GPU of the machine in one process (at most 8; BENCH_GPUS overrides).
+# Every process runs under `timeout`; on 2 GPUs the whole script takes about 3 minutes.
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="${OUT:-/tmp/ncclk8s-out}"
@@ -25,27 +28,41 @@ export LD_LIBRARY_PATH="${nccl_lib}:${bundle}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY
 cat "${out}/env.txt" | head -30
 
 echo "===== GPU tests"
-"${repo}/tests/gpu/gpu-tests.sh" "${bundle}/bin" "${bundle}/bin/nccl-sidecar" "${logs}/gpu" 2>&1 | tee "${out}/gpu-tests.txt"
+SHAPES="${SHAPES:-2x1 1x2}" timeout 300 "${repo}/tests/gpu/gpu-tests.sh" "${bundle}/bin" "${bundle}/bin/nccl-sidecar" "${logs}/gpu" 2>&1 | tee "${out}/gpu-tests.txt"
 
-echo "===== benchmark: runtime vs raw NCCL, one process x 2 GPUs"
+gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
+bench_gpus=${BENCH_GPUS:-$(( gpus < 8 ? gpus : 8 ))}
+export BENCH_GPUS=${bench_gpus}
+echo "===== time to communicator: ${INIT_REPS:-20} processes, raw vs runtime, alternating order (${bench_gpus} GPUs)"
+{
+  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) blocking (default): bench/allreduce/init-reps.sh ${INIT_REPS:-20}"
+  timeout 150 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS:-20}"
+  echo "# non-blocking (CommOptions.blocking=false): init-reps.sh ${INIT_REPS_NB:-10} --nonblocking"
+  timeout 80 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS_NB:-10}" --nonblocking
+  echo "# blocking, split without shared resources: NCCL_COMM_SPLIT_SHARE_RESOURCES=0 init-reps.sh ${INIT_REPS_NOSHARE:-6}"
+  NCCL_COMM_SPLIT_SHARE_RESOURCES=0 timeout 60 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS_NOSHARE:-6}"
+} 2>&1 | tee "${out}/init.txt"
+
+echo "===== benchmark: runtime vs raw NCCL, one process x ${bench_gpus} GPUs"
 sidecar_port() {  # wait for the sidecar's "listen=" line
   for _ in $(seq 1 100); do
-    p=$(grep -o 'listen=127.0.0.1:[0-9]*' "$1" | head -1 | cut -d: -f2); [[ -n "$p" ]] && { echo "$p"; return; }; sleep 0.1
+    p=$(grep -o 'listen=127.0.0.1:[0-9]*' "$1" 2>/dev/null | head -1 | cut -d: -f2); [[ -n "$p" ]] && { echo "$p"; return; }; sleep 0.1
   done
 }
 {
   echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nvidia-smi -L | tr '\n' ' ')"
-  for attempt in 1 2 3; do
-    order=""; [[ $((attempt % 2)) -eq 0 ]] && order="--runtime-first"
+  attempt=0
+  for mode in "" --nonblocking ""; do
+    attempt=$((attempt + 1))
     NCCLJOB_NAME=bench NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME=bench-0 NCCLJOB_INDEX=0 NCCLJOB_REPLICAS=1 \
-      NCCLJOB_GPUS_PER_POD=2 NCCLJOB_WORLD_SIZE=2 NCCLJOB_ATTEMPT=$attempt \
-      "${bundle}/bin/nccl-sidecar" --standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 </dev/null >/dev/null 2>"${logs}/bench-sidecar-$attempt.log" &
+      NCCLJOB_GPUS_PER_POD=${bench_gpus} NCCLJOB_WORLD_SIZE=${bench_gpus} NCCLJOB_ATTEMPT=$attempt \
+      timeout 200 "${bundle}/bin/nccl-sidecar" --standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 </dev/null >/dev/null 2>"${logs}/bench-sidecar-$attempt.log" &
     sc=$!
     port=$(sidecar_port "${logs}/bench-sidecar-$attempt.log")
-    echo "## run $attempt: NCCLJOB_ATTEMPT=$attempt nccl-allreduce-bench --min-bytes 1M --max-bytes 1G --iters 20 --reps 3 --raw-inits 3 $order"
-    NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE=2 NCCLJOB_GPUS_PER_POD=2 NCCLJOB_ATTEMPT=$attempt \
+    echo "## run $attempt: NCCLJOB_ATTEMPT=$attempt nccl-allreduce-bench --min-bytes 1M --max-bytes 1G --iters 20 --reps 3 --raw-inits 3 $mode"
+    NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE=${bench_gpus} NCCLJOB_GPUS_PER_POD=${bench_gpus} NCCLJOB_ATTEMPT=$attempt \
       NCCLJOB_SIDECAR_URL="http://127.0.0.1:${port}" NCCLJOB_INIT_TIMEOUT_SECONDS=120 NCCL_K8S_LOG_LEVEL=warn \
-      timeout 200 "${bundle}/bin/nccl-allreduce-bench" --min-bytes 1M --max-bytes 1G --iters 20 --reps 3 --raw-inits 3 $order
+      timeout 100 "${bundle}/bin/nccl-allreduce-bench" --min-bytes 1M --max-bytes 1G --iters 20 --reps 3 --raw-inits 3 $mode
     echo "## exit $?"
     kill $sc; wait $sc 2>/dev/null
   done
@@ -53,5 +70,6 @@ sidecar_port() {  # wait for the sidecar's "listen=" line
 
 tar -czf "${out}/logs.tar.gz" -C "${logs}" . 2>/dev/null
 echo "===== summary"
-grep -E "passed, .* failed|^(PASS|FAIL)" "${out}/gpu-tests.txt"
-grep -E "time to communicator|^ *1073741824|exit" "${out}/bench.txt"
+grep -E "passed, .* failed|^(PASS|FAIL|SKIP)" "${out}/gpu-tests.txt"
+grep -E "^(#|raw|runtime|  runtime|ratio)" "${out}/init.txt"
+grep -E "^## run|runtime communicators|^ *(1048576|16777216|1073741824) |exit" "${out}/bench.txt"

@@ -57,6 +57,18 @@ struct CommOptions {
   std::vector<int> devices;
   // Overrides NCCLJOB_INIT_TIMEOUT_SECONDS when > 0.
   std::chrono::milliseconds timeout{0};
+  // true: the communicators handed out are blocking ones, split (ncclCommSplit, shared resources)
+  // from the non-blocking init communicators once those are ready, under the same deadline. NCCL
+  // runs every group call of a non-blocking communicator on a new thread (ncclGroupEnd answers
+  // ncclInProgress), which costs tens of µs per small collective. false: hand out the non-blocking
+  // ones (init is one split shorter; every call may answer ncclInProgress).
+  bool blocking = true;
+};
+
+// Where init time went (milliseconds), for logs and benchmarks.
+struct InitTimings {
+  double init_ms = 0;   // non-blocking ncclCommInitRankConfig until ready
+  double split_ms = 0;  // ncclCommSplit to blocking communicators until ready (0 when not split)
 };
 
 // The communicators of this process: local rank g has NCCL rank index*ranks_per_pod + g.
@@ -75,10 +87,12 @@ class Communicators {
   ncclComm_t comm(int local) const { return comms_.at(local); }
   int rank(int local) const { return ranks_.at(local); }
   int device(int local) const { return devices_.at(local); }
+  bool blocking() const { return !parents_.empty(); }
+  const InitTimings& timings() const { return timings_; }
 
-  // Non-blocking communicators may answer ncclInProgress to any call; this polls
-  // ncclCommGetAsyncError on every communicator until all are ready, an error comes (then all
-  // are aborted) or the timeout passes (likewise).
+  // Non-blocking communicators (CommOptions.blocking = false) may answer ncclInProgress to any
+  // call; this polls ncclCommGetAsyncError on every communicator until all are ready, an error
+  // comes (then all are aborted) or the timeout passes (likewise). Blocking ones: an error check.
   Status WaitReady(std::chrono::milliseconds timeout);
 
   // Finalizes (flushes outstanding work) and destroys every communicator.
@@ -89,15 +103,19 @@ class Communicators {
  private:
   friend Result<Communicators> InitCommunicators(const JobEnv&, const ncclUniqueId&,
                                                  const CommOptions&, Deadline);
-  std::vector<ncclComm_t> comms_;
+  std::vector<ncclComm_t> comms_;    // what comm() hands out
+  // The non-blocking init communicators comms_ were split from; idle, kept until Destroy because
+  // the split shares their resources (proxy thread, buffers).
+  std::vector<ncclComm_t> parents_;
+  InitTimings timings_;
   std::vector<int> ranks_;
   std::vector<int> devices_;
   int world_size_ = 0;
 };
 
-// Non-blocking init of this process's communicators (group init for several GPUs); aborts all of
-// them when the deadline passes or NCCL reports an error, with ncclGetErrorString and
-// ncclGetLastError in the message.
+// Non-blocking init of this process's communicators (group init for several GPUs), then (by
+// default) their blocking split; aborts all of them when the deadline passes or NCCL reports an
+// error, with ncclGetErrorString and ncclGetLastError in the message.
 Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& id,
                                         const CommOptions& options, Deadline deadline);
 

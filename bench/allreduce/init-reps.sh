@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Time to communicator, runtime (through a real sidecar) against raw NCCL, sampled REPS times.
+# Each repetition is a fresh process with its own sidecar and attempt (a sidecar serves one id per
+# attempt) doing one untimed raw init, then one runtime and one raw init, alternating which comes
+# first. Prints every INIT line, then median / p10 / p90 of each and the per-process ratio runtime/raw.
+#   init-reps.sh BIN_DIR REPS [extra nccl-allreduce-bench args]
+# BIN_DIR holds nccl-allreduce-bench and nccl-sidecar. Every process runs under `timeout`.
+set -uo pipefail
+bin="${1:?usage: init-reps.sh BIN_DIR REPS [args]}"
+reps="${2:?usage: init-reps.sh BIN_DIR REPS [args]}"
+shift 2
+gpus="${BENCH_GPUS:-2}"
+logs=$(mktemp -d)
+lines="${logs}/init.txt"
+: >"${lines}"
+for i in $(seq 1 "${reps}"); do
+  order=""; [[ $((i % 2)) -eq 0 ]] && order="--runtime-first"
+  NCCLJOB_NAME=bench NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME=bench-0 NCCLJOB_INDEX=0 NCCLJOB_REPLICAS=1 \
+    NCCLJOB_GPUS_PER_POD="${gpus}" NCCLJOB_WORLD_SIZE="${gpus}" NCCLJOB_ATTEMPT="$i" \
+    timeout 120 "${bin}/nccl-sidecar" --standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 \
+    </dev/null >/dev/null 2>"${logs}/sidecar-$i.log" &
+  sc=$!
+  port=""
+  for _ in $(seq 1 100); do
+    port=$(grep -o 'listen=127.0.0.1:[0-9]*' "${logs}/sidecar-$i.log" | head -1 | cut -d: -f2)
+    [[ -n "$port" ]] && break
+    sleep 0.1
+  done
+  if [[ -z "$port" ]]; then echo "rep $i: sidecar did not start"; cat "${logs}/sidecar-$i.log"; kill "$sc" 2>/dev/null; continue; fi
+  NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE="${gpus}" NCCLJOB_GPUS_PER_POD="${gpus}" NCCLJOB_ATTEMPT="$i" \
+    NCCLJOB_SIDECAR_URL="http://127.0.0.1:${port}" NCCLJOB_INIT_TIMEOUT_SECONDS=60 NCCL_K8S_LOG_LEVEL=warn \
+    timeout 60 "${bin}/nccl-allreduce-bench" --init-only --raw-inits 1 ${order} "$@" 2>&1 | grep '^INIT' | tee -a "${lines}"
+  kill "$sc" 2>/dev/null; wait "$sc" 2>/dev/null
+done
+summarize() {  # summarize LABEL FIELD [FILTER]: median and p90 of a key=value field over INIT lines
+  local label=$1 field=$2 filter=${3:-.}
+  grep -- "${filter}" "${lines}" | grep -o "${field}=[0-9.]*" | cut -d= -f2 | sort -g \
+    | awk -v l="${label}" '{v[NR]=$1} END {if (NR==0) {print l": no samples"; exit}
+        m=v[int((NR+1)/2)]; p10=v[int(NR*0.1+0.999)]; p90=v[int(NR*0.9+0.999)]
+        printf "%-28s n=%-3d median %8.3f  p10 %8.3f  p90 %8.3f  min %8.3f  max %8.3f\n", l, NR, m, p10, p90, v[1], v[NR]}'
+}
+echo "# time to communicator over ${reps} processes (ms; ratio = runtime/raw within one process)"
+summarize "raw" raw_ms
+summarize "runtime (total)" runtime_ms
+summarize "  runtime non-blocking init" rt_init_ms
+summarize "  runtime blocking split" rt_split_ms
+awk '{for (i=1;i<=NF;i++) {split($i,kv,"="); f[kv[1]]=kv[2]} if (f["raw_ms"]>0) print "ratio=" f["runtime_ms"]/f["raw_ms"], $2}' "${lines}" >"${logs}/ratios.txt"
+lines="${logs}/ratios.txt"
+summarize "ratio runtime/raw" ratio
+summarize "ratio, raw first" ratio order=raw-first
+summarize "ratio, runtime first" ratio order=runtime-first
