@@ -86,9 +86,7 @@ show kubectl wait --for=condition=Ready node/local-node --timeout=30s
 show kubectl get nodes
 
 phase "install the operator"
-# The node runs no images, so the post-renderer adds the operator image's ENTRYPOINT as command.
-show helm install nccl-operator "$root/charts/nccl-operator" -n nccl-system --create-namespace \
-  --post-renderer "$root/tests/e2e/flow/entrypoint-post-renderer.py"
+show helm install nccl-operator "$root/charts/nccl-operator" -n nccl-system --create-namespace
 show kubectl -n nccl-system rollout status deployment/nccl-operator --timeout=90s
 show kubectl get crd nccljobs.nccl.dev
 

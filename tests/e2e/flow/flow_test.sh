@@ -9,7 +9,7 @@
 #               then Succeeded; kubectl describe nj explains the restart
 #   failfast    a trainer exits with a failFastExitCodes code: Failed/FailFastExitCode, no attempt 2
 #   cleanup     deleting the job removes its pods, ConfigMap, Service and RBAC; helm uninstall
-#               removes the operator and leaves only the CRD (and the operator's leader Lease)
+#               removes the operator and leaves only the CRD
 # <index> (0..7) picks this test's bridge tnf<index> and subnet 10.246.<index>.0/24, whose .1
 # the API server certificate names (tests/controlplane/controlplane.sh), so tests run in parallel.
 #
@@ -206,12 +206,7 @@ cleanup)
   left=$(k api-resources --verbs=list --namespaced -o name 2>/dev/null | grep -v '^events' | paste -sd, - \
          | xargs -I{} "$kubectl" -n "$ns" get {} -o name 2>/dev/null \
          | grep -v -e '^configmap/kube-root-ca.crt$' -e '^serviceaccount/default$' || true)
-  # The operator's leader-election Lease is made at run time, not by Helm, so it stays
-  # (delete it, or the namespace, by hand; not in the chart README yet).
-  lease=$(grep '^lease' <<<"$left" || true)
-  check "after helm uninstall only the leader Lease is left in the namespace" \
-    "$(grep -v '^lease' <<<"$left" || true)" ""
-  [ -z "$lease" ] || echo "info: left by design: $lease (holder '$(k get "$lease" -o 'jsonpath={.spec.holderIdentity}')')"
+  check "after helm uninstall nothing of the release is left in the namespace (its Lease included)" "$left" ""
   check "no cluster-scoped objects of the release" \
     "$("$kubectl" get clusterroles,clusterrolebindings -l "app.kubernetes.io/instance=$rel" -o name)" ""
   "$kubectl" get crd nccljobs.nccl.dev >/dev/null && pass "the CRD stays" || fail "CRD gone"

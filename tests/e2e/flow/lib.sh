@@ -61,8 +61,7 @@ flow_stop_bind_loop() {
 # waits until the operator's Deployment is available (its pod Ready on the local node).
 flow_helm_install() {
   local rel=$1 ns=$2; shift 2
-  "$helm" install "$rel" "$flow_root/charts/nccl-operator" -n "$ns" --create-namespace \
-    --post-renderer "$flow_root/tests/e2e/flow/entrypoint-post-renderer.py" "$@"
+  "$helm" install "$rel" "$flow_root/charts/nccl-operator" -n "$ns" --create-namespace "$@"
 }
 
 flow_wait_operator() {  # flow_wait_operator <release> <namespace>

@@ -149,7 +149,12 @@ def test_defaults():
     objs = render()
     kinds = sorted(o["kind"] for o in objs)
     check(kinds == sorted(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-                           "Service", "Deployment"]), f"{where}: kinds {kinds}")
+                           "Service", "Deployment", "Lease"]), f"{where}: kinds {kinds}")
+    lease = one(objs, "Lease", where)
+    check(lease["metadata"]["name"] == "nccl-operator-leader",
+          f"{where}: the chart's Lease must be the one the operator elects on: {lease['metadata']['name']}")
+    check(operator_container(one(objs, "Deployment", where)).get("command") == ["nccl-operator"],
+          f"{where}: the operator container names its command")
     for o in objs:
         check(o["metadata"].get("labels", {}).get("app.kubernetes.io/part-of") == "nccl-operator",
               f"{where}: {o['kind']} lacks app.kubernetes.io/part-of")
@@ -197,6 +202,7 @@ def test_switches():
     args = operator_container(one(objs, "Deployment", "no leader election"))["args"]
     check("--leader-elect" not in args, "leaderElection.enabled=false still passes --leader-elect")
     check(not of_kind(objs, "Role"), "leaderElection.enabled=false still grants leases")
+    check(not of_kind(objs, "Lease"), "leaderElection.enabled=false still makes a Lease")
     check(one(objs, "Deployment", "")["spec"]["strategy"]["type"] == "Recreate",
           "without leader election two operators must never overlap (Recreate)")
 
@@ -216,7 +222,7 @@ def test_switches():
 
     objs = render("rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=mine")
     kinds = sorted(o["kind"] for o in objs)
-    check(kinds == ["Deployment", "Service"], f"rbac.create=false, serviceAccount.create=false: kinds {kinds}")
+    check(kinds == ["Deployment", "Lease", "Service"], f"rbac.create=false, serviceAccount.create=false: kinds {kinds}")
     check(one(objs, "Deployment", "")["spec"]["template"]["spec"]["serviceAccountName"] == "mine",
           "serviceAccount.name ignored")
 
