@@ -10,7 +10,9 @@
 # BUILD_DIR holds sidecar/nccl-sidecar, operator/nccl-operator and bench/idspread/idspread_probe.
 # torch comes from bench/idspread/.venv (made on first use, pinned below).
 # Every sidecar is its own process with its own TokenRequest token of the job's ServiceAccount.
-# Env: IDSPREAD_REPEATS (runs per N and path, default 3), IDSPREAD_KEEP=1 keeps the work dir.
+# Env: IDSPREAD_REPEATS (runs per N and path, default 3), IDSPREAD_KEEP=1 keeps the work dir,
+# IDSPREAD_PERF=1 records the whole machine (perf, cpu-clock, call graphs) while the sidecars
+# deliver: .work/run-PID/perf-N-R.data (implies IDSPREAD_KEEP=1).
 set -euo pipefail
 build=$(cd "${1:?usage: run.sh BUILD_DIR [N ...]}" && pwd); shift
 sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(4 32 128 512 1000)
@@ -44,7 +46,7 @@ cleanup() {
   stop_sidecars
   [ -n "$operator_pid" ] && kill "$operator_pid" 2>/dev/null || true
   "$repo/tests/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
-  [ "${IDSPREAD_KEEP:-0}" = 1 ] || rm -rf "$work"
+  [ "${IDSPREAD_KEEP:-0}" = 1 ] || [ "${IDSPREAD_PERF:-0}" = 1 ] || rm -rf "$work"
 }
 trap cleanup EXIT
 
@@ -171,7 +173,9 @@ KC
   local rss; rss=$(for p in "${sidecar_pids[@]}"; do awk '/^Private_(Clean|Dirty)/{s+=$2} END{print s}' "/proc/$p/smaps_rollup"; done |
                    awk '{s+=$1} END{printf "%.0f", s/NR}')
   echo "N=$n repeat=$r: $n sidecars ready, mean private memory ${rss} kB; load $(cut -d' ' -f1-3 /proc/loadavg)" >&2
-  "$probe" sidecars --ports "$dir/api.ports" --root-port "$(head -1 "$dir/api.ports")" --timeout 60 \
+  local profiler=()
+  [ "${IDSPREAD_PERF:-0}" = 1 ] && profiler=(perf record -q -e cpu-clock -a -g -o "$work/perf-$n-$r.data" --)
+  "${profiler[@]}" "$probe" sidecars --ports "$dir/api.ports" --root-port "$(head -1 "$dir/api.ports")" --timeout 60 \
     >"$work/sidecar-$n-$r.us" 2>"$dir/probe.err" || cat "$dir/probe.err" >&2
   stop_sidecars
   "$probe" push --n "$n" >"$work/push-$n-$r.us"
@@ -184,13 +188,5 @@ for n in "${sizes[@]}"; do
   for ((r = 1; r <= repeats; r++)); do run_size "$n" "$r"; done
 done
 
-printf '\n%-6s | %-28s | %-28s | %-28s | %s\n' N "sidecars p50/p99/max ms" "TCPStore p50/p99/max ms" \
-  "root push p50/p99/max ms" "ratio p50 sidecar/TCPStore, /push"
-for n in "${sizes[@]}"; do
-  read -r s50 s99 smax _ sfail < <(summary "$work"/sidecar-"$n"-*.us)
-  read -r t50 t99 tmax _ tfail < <(summary "$work"/tcpstore-"$n"-*.us)
-  read -r p50 p99 pmax _ pfail < <(summary "$work"/push-"$n"-*.us)
-  ratio=$(python3 -c "print(f'{$s50/$t50:.2f}, {$s50/$p50:.2f}')" 2>/dev/null || echo "-")
-  printf '%-6s | %-28s | %-28s | %-28s | %s\n' "$n" "$s50/$s99/$smax (fail $sfail)" "$t50/$t99/$tmax (fail $tfail)" \
-    "$p50/$p99/$pmax (fail $pfail)" "$ratio"
-done
+echo
+python3 "$here/table.py" "$work" "${sizes[@]}"
