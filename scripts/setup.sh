@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One setup for a fresh machine (Debian bookworm, root or sudo): system packages, the NVIDIA
-# wheels (NCCL + CUDA runtime) in the project-local prefix .deps/, the local control plane
-# binaries (cached by version), and the C++ build in build/. Safe to run again: each step
-# skips what is already there.
+# wheels (NCCL + CUDA runtime) and a lean static libcurl in the project-local prefix .deps/,
+# the local control plane binaries (cached by version), and the C++ build in build/. Safe to
+# run again: each step skips what is already there.
 #
 #   scripts/setup.sh [--build-dir DIR] [--no-build]
 set -euo pipefail
@@ -22,7 +22,7 @@ t0=$(date +%s)
 
 packages=(build-essential cmake ninja-build pkg-config git curl openssl iproute2 python3 python3-pip
           libcurl4-openssl-dev libssl-dev libboost1.74-dev libcpp-httplib-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev python3-yaml)
+          libgtest-dev libgmock-dev python3-yaml dpkg-dev xz-utils)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -34,6 +34,9 @@ if [ ${#missing[@]} -gt 0 ]; then
   $sudo_cmd apt-get update -q >/dev/null
   $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
 fi
+
+log "lean static libcurl in .deps/curl (cached by version)"
+"$root/scripts/build-lean-curl.sh"
 
 if [ -x "$root/scripts/install-nvidia-wheels.sh" ]; then
   "$root/scripts/install-nvidia-wheels.sh"

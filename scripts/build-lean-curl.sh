@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Builds a lean static libcurl (HTTP/HTTPS over OpenSSL only) from Debian's own curl source
+# package into the project prefix .deps/curl, for the operator and the sidecar.
+#
+# Why: Debian's libcurl4 drags ~30 shared libraries (ldap, rtmp, ssh2, gssapi, gnutls,
+# nghttp2, idn2, psl, zstd, brotli, ...) into every process; their file-backed pages alone
+# cost the operator and the sidecar several MiB of resident memory. The API client only
+# needs HTTP/1.1 over TLS with client certificates.
+#
+#   scripts/build-lean-curl.sh [--prefix DIR] [--force]
+#
+# Idempotent: does nothing when DIR/lib/libcurl.a exists and DIR/.stamp matches the source
+# version and the options below. The source comes from the machine's configured Debian
+# archive (the deb lines turned into deb-src in a private apt state, so the system's apt
+# configuration is left untouched) and is cached in ~/.cache/nccl-operator/src.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+prefix="$root/.deps/curl"
+force=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --prefix) prefix=$2; shift 2 ;;
+    --force) force=1; shift ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    *) echo "build-lean-curl.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
+  esac
+done
+log() { echo "[lean-curl] $*" >&2; }
+
+# Only what the Kubernetes API client uses; everything else is switched off so that no
+# optional library is found and linked by accident. Verbose strings stay: without them
+# curl_easy_strerror() answers just "Error", and our messages must tell the user what failed.
+configure_options=(
+  --disable-shared --enable-static --with-pic
+  --with-openssl --without-zlib
+  --without-librtmp --without-libssh2 --without-libssh --without-wolfssh
+  --without-nghttp2 --without-nghttp3 --without-ngtcp2 --without-quiche --without-msh3
+  --without-libidn2 --without-libpsl --without-gssapi --without-zstd --without-brotli
+  --without-libgsasl --without-hyper --without-ca-fallback
+  --disable-ldap --disable-ldaps --disable-ftp --disable-file --disable-dict --disable-telnet
+  --disable-tftp --disable-pop3 --disable-imap --disable-smtp --disable-gopher --disable-mqtt
+  --disable-rtsp --disable-smb --disable-manual --disable-ntlm --disable-ntlm-wb
+  --disable-alt-svc --disable-hsts --disable-netrc --disable-unix-sockets
+  --disable-cookies --disable-mime --disable-doh --disable-tls-srp --disable-crypto-auth
+  --disable-dnsshuffle --disable-get-easy-options --disable-websockets
+  --disable-libcurl-option --enable-symbol-hiding
+  --enable-threaded-resolver
+)
+cflags="-O2 -g0 -fPIC -ffunction-sections -fdata-sections"
+
+# The version of the curl the system carries is the one we rebuild.
+version=$(dpkg-query -W -f='${source:Version}' libcurl4-openssl-dev 2>/dev/null || true)
+[ -n "$version" ] || version=$(dpkg-query -W -f='${source:Version}' libcurl4 2>/dev/null || true)
+if [ -z "$version" ]; then
+  echo "build-lean-curl.sh: neither libcurl4-openssl-dev nor libcurl4 is installed; run scripts/setup.sh" >&2
+  exit 1
+fi
+stamp="curl $version | $cflags | ${configure_options[*]}"
+if [ "$force" -eq 0 ] && [ -f "$prefix/lib/libcurl.a" ] && [ "$(cat "$prefix/.stamp" 2>/dev/null)" = "$stamp" ]; then
+  log "up to date: $prefix (curl $version)"
+  exit 0
+fi
+
+cache="${XDG_CACHE_HOME:-$HOME/.cache}/nccl-operator/src"
+apt_state="$cache/apt"
+src_dir="$cache/curl-$version"
+mkdir -p "$cache"
+
+fetch_source() {
+  if [ -f "$cache/curl_${version#*:}.dsc" ]; then
+    return 0
+  fi
+  # A private apt configuration: the system's deb entries as deb-src, their own index
+  # directory. Nothing under /etc/apt or /var/lib/apt changes.
+  log "fetching the Debian source of curl $version"
+  rm -rf "$apt_state"
+  mkdir -p "$apt_state/sources.list.d" "$apt_state/lists/partial" "$apt_state/cache/archives/partial"
+  local found=0 f
+  for f in /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] || continue
+    sed -e 's/^Types:.*$/Types: deb-src/' "$f" >"$apt_state/sources.list.d/$(basename "$f")"
+    found=1
+  done
+  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+    [ -f "$f" ] || continue
+    sed -n -e 's/^[[:space:]]*deb\([[:space:]]\)/deb-src\1/p' "$f" >"$apt_state/sources.list.d/$(basename "$f")"
+    found=1
+  done
+  if [ "$found" -eq 0 ]; then
+    echo "build-lean-curl.sh: no apt sources under /etc/apt to derive deb-src entries from" >&2
+    exit 1
+  fi
+  local apt_opts=(
+    -o "Dir::Etc::SourceList=/dev/null"
+    -o "Dir::Etc::SourceParts=$apt_state/sources.list.d"
+    -o "Dir::State::Lists=$apt_state/lists"
+    -o "Dir::Cache=$apt_state/cache"
+    -o "Debug::NoLocking=1"
+    -o "APT::Sandbox::User=root"
+  )
+  apt-get "${apt_opts[@]}" update -q >/dev/null
+  (cd "$cache" && apt-get "${apt_opts[@]}" source --download-only -q "curl=${version}" >/dev/null)
+}
+
+if [ ! -f "$src_dir/configure" ]; then
+  command -v dpkg-source >/dev/null || {
+    echo "build-lean-curl.sh: dpkg-source is missing; install dpkg-dev (scripts/setup.sh does)" >&2; exit 1; }
+  fetch_source
+  log "unpacking into $src_dir"
+  rm -rf "$src_dir"
+  (cd "$cache" && dpkg-source --no-check -x "curl_${version#*:}.dsc" "$src_dir" >/dev/null)
+  if [ ! -f "$src_dir/configure" ]; then  # Debian builds configure with autoreconf
+    (cd "$src_dir" && autoreconf -fi >/dev/null 2>&1) || {
+      echo "build-lean-curl.sh: $src_dir has no configure and autoreconf failed; install autoconf automake libtool" >&2
+      exit 1; }
+  fi
+fi
+
+t0=$(date +%s)
+build="$src_dir/build-lean"
+rm -rf "$build" "$prefix"
+mkdir -p "$build"
+log "configuring (log: $build/configure.log)"
+(cd "$build" && CFLAGS="$cflags" "$src_dir/configure" --prefix="$prefix" "${configure_options[@]}" \
+  >configure.log 2>&1) || { tail -30 "$build/configure.log" >&2; exit 1; }
+log "building lib/ with make -j${JOBS:-2}"
+make -C "$build/lib" -j"${JOBS:-2}" >"$build/make.log" 2>&1 || { tail -30 "$build/make.log" >&2; exit 1; }
+make -C "$build/lib" install >>"$build/make.log" 2>&1
+make -C "$build/include" install >>"$build/make.log" 2>&1
+install -m 644 "$build/libcurl.pc" -D "$prefix/lib/pkgconfig/libcurl.pc"
+printf '%s' "$stamp" >"$prefix/.stamp"
+log "installed $prefix/lib/libcurl.a (curl $version) in $(( $(date +%s) - t0 ))s"
