@@ -49,6 +49,35 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Boost 1.74 REQUIRED COMPONENTS headers)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(HTTPLIB REQUIRED IMPORTED_TARGET cpp-httplib)
+
+# ncclop::httplib, the one name the sidecar links for cpp-httplib.
+#
+# Debian's cpp-httplib is split (declarations-only header + libcpp-httplib.so built with
+# OpenSSL, zlib and brotli): it loads libssl/libcrypto/libz/libbrotli* and libstdc++.so into
+# the sidecar, which then cannot link libstdc++/OpenSSL statically. The sidecar serves plain
+# HTTP on loopback, so scripts/fetch-httplib-header.sh puts the single header (implementation
+# included) of Debian's own cpp-httplib source into .deps/httplib; when it is there it is
+# compiled in without TLS or compression, else Debian's split build with a notice.
+set(NCCLOP_HTTPLIB_HEADER_DIR "${CMAKE_SOURCE_DIR}/.deps/httplib" CACHE PATH
+    "Prefix of the single-header cpp-httplib that scripts/fetch-httplib-header.sh installs")
+option(NCCLOP_HTTPLIB_HEADER_ONLY
+       "Compile cpp-httplib in from NCCLOP_HTTPLIB_HEADER_DIR when it exists" ON)
+add_library(ncclop_httplib INTERFACE)
+add_library(ncclop::httplib ALIAS ncclop_httplib)
+if(NCCLOP_HTTPLIB_HEADER_ONLY AND EXISTS "${NCCLOP_HTTPLIB_HEADER_DIR}/include/httplib.h")
+  # -isystem dirs come before /usr/include: Debian's declarations-only httplib.h is never found.
+  target_include_directories(ncclop_httplib SYSTEM BEFORE INTERFACE "${NCCLOP_HTTPLIB_HEADER_DIR}/include")
+  target_link_libraries(ncclop_httplib INTERFACE Threads::Threads)
+  set(NCCLOP_HTTPLIB_IS_HEADER_ONLY ON)
+  file(READ "${NCCLOP_HTTPLIB_HEADER_DIR}/.stamp" _ncclop_httplib_stamp LIMIT 60)
+  message(STATUS "cpp-httplib: header-only, plain HTTP (${_ncclop_httplib_stamp}) from "
+                 "${NCCLOP_HTTPLIB_HEADER_DIR}")
+else()
+  target_link_libraries(ncclop_httplib INTERFACE PkgConfig::HTTPLIB)
+  set(NCCLOP_HTTPLIB_IS_HEADER_ONLY OFF)
+  message(STATUS "cpp-httplib: Debian's libcpp-httplib.so (${HTTPLIB_VERSION}); run "
+                 "scripts/fetch-httplib-header.sh for the header-only one (~4 MB less sidecar RSS)")
+endif()
 if(NCCLOP_BUILD_TESTS)
   find_package(GTest REQUIRED)
 endif()
@@ -56,7 +85,8 @@ endif()
 set(NCCLOP_DEPS_PREFIX "${CMAKE_SOURCE_DIR}/.deps" CACHE PATH "Project-local prefix for the NVIDIA wheels")
 
 # ncclop_link_self_contained(<executable>): for a binary that loads no C++ or OpenSSL shared
-# library of its own (the operator; not the sidecar, whose libcpp-httplib.so brings both):
+# library of its own (the operator; the sidecar only when ncclop::httplib is header-only, as
+# Debian's libcpp-httplib.so brings both):
 # libstdc++, libgcc and, with the lean libcurl, OpenSSL are linked statically, so only the
 # pages it uses are resident instead of whole shared libraries (-1.7 MiB peak RSS measured for
 # the operator at 100 NcclJobs x 8 pods). A second copy of libstdc++ or OpenSSL in one

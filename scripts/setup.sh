@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # One setup for a fresh machine (Debian bookworm, root or sudo): system packages, the NVIDIA
-# wheels (NCCL + CUDA runtime) and a lean static libcurl in the project-local prefix .deps/,
-# the local control plane binaries (cached by version), and the C++ build in build/. Safe to
-# run again: each step skips what is already there.
+# wheels (NCCL + CUDA runtime), a lean static libcurl and cpp-httplib's single header in the
+# project-local prefix .deps/, the local control plane binaries (cached by version), and the
+# C++ build in build/. Safe to run again: each step skips what is already there.
 #
 #   scripts/setup.sh [--build-dir DIR] [--no-build]
 set -euo pipefail
@@ -38,6 +38,11 @@ fi
 log "lean static libcurl in .deps/curl (cached by version)"
 # Only memory depends on it: without it the build links Debian's libcurl and still works.
 "$root/scripts/build-lean-curl.sh" || log "warning: the lean libcurl could not be built; using Debian's libcurl (larger RSS)"
+
+log "single-header cpp-httplib in .deps/httplib (cached by version)"
+# Only memory depends on it: without it the sidecar links Debian's libcpp-httplib.so and still works.
+"$root/scripts/fetch-httplib-header.sh" \
+  || log "warning: no single-header cpp-httplib; the sidecar links Debian's libcpp-httplib.so (larger RSS)"
 
 if [ -x "$root/scripts/install-nvidia-wheels.sh" ]; then
   "$root/scripts/install-nvidia-wheels.sh"
