@@ -78,7 +78,7 @@ refresh_apt_state() {
     echo "fetch-httplib-header.sh: no apt sources under /etc/apt to derive deb-src entries from" >&2
     exit 1
   fi
-  apt-get "${apt_opts[@]}" update -q >/dev/null
+  apt-get "${apt_opts[@]}" update -q >/dev/null 2>&1
 }
 
 download_source() {
@@ -91,8 +91,7 @@ if [ ! -f "$dsc" ]; then
   log "fetching the Debian source of cpp-httplib $version"
   # The index build-lean-curl.sh left behind is usually recent enough; refresh it only if not.
   if [ ! -d "$apt_state/lists" ] || ! download_source; then
-    refresh_apt_state
-    download_source || {
+    { refresh_apt_state && download_source; } || {
       echo "fetch-httplib-header.sh: could not download the source of cpp-httplib=$version from the" \
            "configured Debian archive (offline, or the version is gone: apt-get update && apt-get" \
            "upgrade libcpp-httplib-dev)" >&2
