@@ -33,7 +33,7 @@ std::vector<ObservedPod> AllPods(int attempt, const char* phase = "Running") {
   return pods;
 }
 
-ObservedConfigMap Cm(int attempt, bool has_id = false) { return {true, attempt, has_id, has_id ? "2024-01-01T00:00:00Z" : ""}; }
+ObservedConfigMap Cm(int attempt, bool has_id = false) { return {true, attempt, has_id, has_id ? "2024-01-01T00:00:00Z" : "", "uid-1"}; }
 
 bool HasEvent(const Plan& p, const std::string& reason) {
   return std::any_of(p.events.begin(), p.events.end(), [&](const Event& e) { return e.reason == reason; });
@@ -156,6 +156,16 @@ TEST(Decide, PublishesTheRootsIdOnlyForTheCurrentAttempt) {
   for (const Event& e : p.events) EXPECT_EQ(e.message.find("QUJD"), std::string::npos) << "the id leaked into an event";
 }
 
+TEST(Decide, PublishesOnlyOnceEveryPodOfTheAttemptIsSeen) {
+  auto pods = AllPods(1);
+  pods[0].unique_id = "QUJD";
+  pods[0].unique_id_attempt = 1;
+  pods.pop_back();  // created, but not in the cache yet
+  Plan p = Decide(RunningJob(), pods, Cm(1), kNow);
+  EXPECT_FALSE(p.publish) << "once the id is out, a missing pod counts as disappeared";
+  EXPECT_EQ(p.create_pods, std::vector<int>{3});
+}
+
 TEST(Decide, DoesNotRepublishButFillsStatusAfterACrash) {
   auto pods = AllPods(1);
   pods[0].unique_id = "QUJD";
@@ -163,6 +173,14 @@ TEST(Decide, DoesNotRepublishButFillsStatusAfterACrash) {
   Plan p = Decide(RunningJob(), pods, Cm(1, true), kNow + 5s);
   EXPECT_FALSE(p.publish);
   EXPECT_EQ(p.status.id_published_time, "2024-01-01T00:00:00Z");
+  EXPECT_TRUE(p.status.IsTrue("IdPublished"));
+  EXPECT_TRUE(HasEvent(p, "IdPublished")) << "the fast path publishes; this path records the event";
+  EXPECT_FALSE(p.id_publish_latency_seconds) << "the writer of the ConfigMap recorded the latency";
+
+  api::NcclJob recorded = RunningJob();
+  recorded.status = p.status;
+  Plan again = Decide(recorded, pods, Cm(1, true), kNow + 6s);
+  EXPECT_FALSE(HasEvent(again, "IdPublished")) << "once per attempt";
 }
 
 TEST(Decide, AFailedPodStartsABackoffAndDeletesTheAttempt) {

@@ -3,6 +3,7 @@
 #include "api/names.h"
 #include "cache/trim.h"
 #include "logging/log.h"
+#include "policy/fast_publish.h"
 
 namespace ncclop::controller {
 namespace {
@@ -50,10 +51,14 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
                                      [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { EnqueueOwner(o); },
                                      [this](const kube::ObjectPtr& o) { EnqueueOwner(o); }};
   pods_->AddEventHandlers(owner_handlers);
+  pods_->AddEventHandlers({[this](const kube::ObjectPtr& o) { EnqueuePublish(nullptr, o); },
+                           [this](const kube::ObjectPtr& before, const kube::ObjectPtr& o) { EnqueuePublish(before, o); },
+                           nullptr});
   configmaps_->AddEventHandlers(owner_handlers);
 
-  reconciler_ = std::make_unique<Reconciler>(client, Caches{jobs_.get(), pods_.get(), configmaps_.get()},
-                                             options_.pod_options, metrics_);
+  Caches caches{jobs_.get(), pods_.get(), configmaps_.get()};
+  reconciler_ = std::make_unique<Reconciler>(client, caches, options_.pod_options, metrics_);
+  publisher_ = std::make_unique<Publisher>(client, caches, metrics_);
 }
 
 Controller::~Controller() { Stop(); }
@@ -67,6 +72,13 @@ void Controller::EnqueueOwner(const kube::ObjectPtr& object) {
   auto job = labels->find(std::string(api::kLabelJobName));
   if (job == labels->end() || !job->is_string()) return;
   queue_.Add(md.value("namespace", "") + "/" + job->get<std::string>());
+}
+
+void Controller::EnqueuePublish(const kube::ObjectPtr& before, const kube::ObjectPtr& now) {
+  if (!policy::RootIdAnnounced(before.get(), *now)) return;
+  const auto& md = (*now)["metadata"];
+  const std::string job = md.value("labels", nlohmann::json::object()).value(std::string(api::kLabelJobName), "");
+  if (!job.empty()) publish_queue_.Add(md.value("namespace", "") + "/" + job);
 }
 
 void Controller::Start() {
@@ -86,6 +98,7 @@ void Controller::Start() {
                   {{"workers", std::to_string(options_.concurrency)},
                    {"namespace", options_.namespace_.empty() ? "(all)" : options_.namespace_}});
     for (int i = 0; i < options_.concurrency; ++i) workers_.emplace_back([this] { Work(); });
+    workers_.emplace_back([this] { PublishWork(); });
   });
 }
 
@@ -110,11 +123,33 @@ void Controller::Work() {
   }
 }
 
+void Controller::PublishWork() {
+  while (auto key = publish_queue_.Get()) {
+    auto published = publisher_->Publish(*key);
+    if (!published.ok()) {
+      // No retry here: the pod event that triggered this also queued the full reconcile,
+      // which publishes by itself.
+      publish_queue_.Forget(*key);
+      logging::Warn("controller", "fast id publish failed; the reconcile will publish",
+                    {{"job", *key}, {"error", published.status().ToString()}});
+    } else if (*published == Publisher::Outcome::kRetrySoon) {
+      // Pods are still being created: look again after a doubling delay (5 ms, 10 ms, ...),
+      // which also bounds the polling of a job whose pods cannot be created.
+      publish_queue_.AddRateLimited(*key);
+    } else {
+      publish_queue_.Forget(*key);
+      if (*published == Publisher::Outcome::kPublished) queue_.Add(*key);  // status and the IdPublished event
+    }
+    publish_queue_.Done(*key);
+  }
+}
+
 void Controller::Stop() {
   if (stopping_.exchange(true)) return;
   starter_.request_stop();
   if (starter_.joinable()) starter_.join();
   queue_.ShutDown();
+  publish_queue_.ShutDown();
   workers_.clear();  // joins; a reconcile in flight finishes its current API call sequence
   jobs_->Stop();
   pods_->Stop();

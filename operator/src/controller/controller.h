@@ -1,5 +1,7 @@
 // The running controller: three informers (NcclJobs, their pods, their ConfigMaps) feed a
 // work queue of job keys; `concurrency` workers reconcile, never the same key twice at once.
+// A second queue, with its own worker, carries the id publish fast path (publisher.h): a root
+// pod's new id is published while a long reconcile of its job may still hold the job's key.
 #pragma once
 
 #include <atomic>
@@ -9,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "controller/publisher.h"
 #include "controller/reconciler.h"
 #include "kube/informer.h"
 #include "kube/workqueue.h"
@@ -35,15 +38,19 @@ class Controller {
  private:
   void EnqueueJob(const kube::ObjectPtr& object);
   void EnqueueOwner(const kube::ObjectPtr& object);
+  void EnqueuePublish(const kube::ObjectPtr& before, const kube::ObjectPtr& now);
   void Work();
+  void PublishWork();
 
   ControllerOptions options_;
   metrics::Metrics* metrics_;
   kube::WorkQueue queue_;
+  kube::WorkQueue publish_queue_;
   std::unique_ptr<kube::Informer> jobs_;
   std::unique_ptr<kube::Informer> pods_;
   std::unique_ptr<kube::Informer> configmaps_;
   std::unique_ptr<Reconciler> reconciler_;
+  std::unique_ptr<Publisher> publisher_;
   std::atomic<bool> synced_{false};
   std::atomic<bool> stopping_{false};
   std::jthread starter_;

@@ -1,5 +1,9 @@
 #include "controller/reconciler.h"
 
+#include <algorithm>
+#include <atomic>
+#include <thread>
+
 #include "api/names.h"
 #include "desired/configmap.h"
 #include "desired/rbac.h"
@@ -20,6 +24,9 @@ kube::Status CreateIfMissing(kube::Client& client, const kube::Resource& r, cons
 }
 
 kube::Status StaleCache(const std::string& what) { return kube::Status::Local("StaleCache", what); }
+
+// Pod creates in flight per reconcile.
+constexpr std::size_t kCreatePodsInFlight = 16;
 
 }  // namespace
 
@@ -145,20 +152,46 @@ kube::Status Reconciler::DeletePods(const api::NcclJob& job, const policy::Plan&
 }
 
 kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan& plan) {
-  for (int index : plan.create_pods) {
-    Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
-    auto created = client_->Create(res::kPods, job.namespace_, pod);
-    if (!created.ok() && !created.status().IsAlreadyExists()) {
-      if (created.status().IsInvalid() || created.status().IsForbidden()) {
-        // The template itself is wrong (or not allowed here): say so on the job, keep trying
-        // (the user may fix a quota or a policy without touching the job).
+  // Creates are independent and each is one round trip, so they overlap; the bound keeps the
+  // API server's mutating in-flight limit and the client's idle connection pool in mind. The
+  // attempt is already in status (plan.h's order), so any subset of these may land.
+  const std::vector<int>& indices = plan.create_pods;
+  if (indices.empty()) return kube::Status::Ok();
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> template_rejected{false};
+  std::mutex mu;
+  kube::Status first_error;  // guarded by mu
+  int errors = 0;            // guarded by mu
+  auto create = [&] {
+    for (std::size_t i = next++; i < indices.size() && !template_rejected; i = next++) {
+      const int index = indices[i];
+      Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
+      auto created = client_->Create(res::kPods, job.namespace_, pod);
+      if (created.ok() || created.status().IsAlreadyExists()) continue;
+      // Invalid/Forbidden: the template itself is wrong (or not allowed here); every other
+      // pod would fail the same way, so stop and say it once.
+      const bool rejected = created.status().IsInvalid() || created.status().IsForbidden();
+      std::lock_guard<std::mutex> lock(mu);
+      if (errors++ == 0 || (rejected && !template_rejected)) first_error = created.status();
+      if (rejected && !template_rejected.exchange(true)) {
         events_.Record(job, {"Warning", "PodCreateFailed",
                              "could not create pod " + api::PodName(job.name, index) + ": " + created.status().message()});
       }
-      return created.status();
     }
+  };
+  const std::size_t workers = std::min<std::size_t>(kCreatePodsInFlight, indices.size());
+  {
+    std::vector<std::jthread> threads;
+    threads.reserve(workers - 1);
+    for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(create);
+    create();
+  }  // joins
+  if (errors > 1) {
+    logging::Warn("controller", "some pods could not be created; will retry",
+                  {{"job", job.namespace_ + "/" + job.name}, {"failed", std::to_string(errors)},
+                   {"of", std::to_string(indices.size())}});
   }
-  return kube::Status::Ok();
+  return first_error;
 }
 
 }  // namespace ncclop::controller

@@ -214,7 +214,9 @@ class Decider {
       }
     }
     if (cm_.attempt != attempt) plan_.write_configmap = true;  // reset to this attempt, no id
-    PublishId(attempt);
+    // Once the id is out, a missing pod of the attempt counts as disappeared; so every pod
+    // must be seen first (one just created may not be in the cache yet).
+    if (!stale_left && static_cast<int>(present.size()) == job_.spec.replicas) PublishId(attempt);
     UpdateCounts();
     status::Counts c = status::CountPods(pods_, attempt);
     const int n = job_.spec.replicas;
@@ -230,10 +232,13 @@ class Decider {
 
   void PublishId(int attempt) {
     if (cm_.attempt == attempt && cm_.has_id) {
-      // Published earlier (maybe by a process that crashed before writing status).
+      // Published by the fast path (policy/fast_publish.h), or by a process that crashed
+      // before writing status: the status and the event are this path's to record.
       if (st().id_published_time.empty()) {
         st().id_published_time = cm_.published_at.empty() ? Now() : cm_.published_at;
         Set(api::condition::kIdPublished, true, "Published", "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + api::ConfigMapName(job_.name));
+        Emit("Normal", "IdPublished", "published the id of attempt " + std::to_string(attempt) + " from pod " +
+                                          api::PodName(job_.name, 0));
       }
       return;
     }

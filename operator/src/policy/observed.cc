@@ -79,6 +79,7 @@ ObservedConfigMap ObserveConfigMap(const Json& configmap) {
   out.attempt = PositiveInt(data, api::kDataAttempt, 0);
   out.has_id = data.is_object() && !Str(data, std::string(api::kDataUniqueId).c_str()).empty();
   out.published_at = data.is_object() ? Str(data, std::string(api::kDataPublishedAt).c_str()) : "";
+  out.job_uid = data.is_object() ? Str(data, std::string(api::kDataJobUid).c_str()) : "";
   return out;
 }
 

@@ -32,6 +32,7 @@ struct ObservedConfigMap {
   int attempt = 0;
   bool has_id = false;
   std::string published_at;
+  std::string job_uid;  // data.jobUID: a ConfigMap left by an earlier job of the same name differs
 };
 
 ObservedPod ObservePod(const nlohmann::json& pod, const std::string& trainer_container);

@@ -215,6 +215,30 @@ TEST_F(OperatorTest, PublishesTheRootsIdForTheCurrentAttemptOnly) {
   EXPECT_EQ(operators_[0]->Log().find("UklHSFQ="), std::string::npos) << "the operator logged the id";
 }
 
+// The root's id arrives while the reconcile that creates the attempt's pods still runs: the
+// fast path publishes it, the full reconcile records status and the event, each once.
+TEST_F(OperatorTest, PublishesOnceWhileALargeAttemptIsStillBeingCreated) {
+  constexpr int kReplicas = 300;
+  auto& op = StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("big", kReplicas)).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return RunKubectl("get pod big-0 -n " + ns_).exit_code == 0; }, kTimeout));
+  ASSERT_EQ(RunKubectl("annotate pod big-0 -n " + ns_ + " nccl.dev/unique-id=QklH nccl.dev/unique-id-attempt=1").exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return GetJson("cm big-nccl -n " + ns_)["data"].value("uniqueId", "") == "QklH"; }, kTimeout));
+  std::cerr << "pods when the id was published: " << Pods(ns_, "big").size() << " of " << kReplicas
+            << (op.Log().find("published the id (fast path)") != std::string::npos ? " (fast path)" : " (full reconcile)")
+            << "\n";
+  ASSERT_TRUE(WaitForPods("big", kReplicas, 1));
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "big").contains("idPublishedTime"); }, kTimeout));
+  EXPECT_EQ(ConditionReason(Status(ns_, "big"), "IdPublished"), "Published");
+  auto published_events = [&] {
+    Json events = GetJson("events -n " + ns_ + " --field-selector involvedObject.name=big,reason=IdPublished");
+    return events.is_object() ? events["items"].size() : 0u;
+  };
+  ASSERT_TRUE(WaitFor([&] { return published_events() >= 1; }, kTimeout));
+  EXPECT_EQ(published_events(), 1u) << "announced by both paths";
+  EXPECT_EQ(op.Log().find("disappeared"), std::string::npos) << "pods still being created failed the attempt";
+}
+
 TEST_F(OperatorTest, AFailedPodEndsTheAttemptAndTheNextGetsFreshPodsAndNoId) {
   StartOperator();
   ASSERT_EQ(Apply(ns_, JobYaml("rs", 3, "  failurePolicy:\n    backoffSeconds: 0\n")).exit_code, 0);
