@@ -294,7 +294,9 @@ TEST_F(OperatorTest, SucceedsThenTtlDeletesTheJobAndTheGarbageCollectorItsChildr
   Terminate(ns_, "ok-0", 0);
   Terminate(ns_, "ok-1", 0);
   ASSERT_TRUE(WaitFor([&] { return RunKubectl("get nj ok -n " + ns_).exit_code != 0; }, kTimeout));
-  ASSERT_TRUE(WaitFor([&] { return RunKubectl("get cm ok-nccl -n " + ns_).exit_code != 0; }, 60s))
+  // kube-controller-manager's garbage collector looks for new resource types (our CRD) every
+  // 30 s, and may first meet the ConfigMap only after that: allow two of its periods and work.
+  ASSERT_TRUE(WaitFor([&] { return RunKubectl("get cm ok-nccl -n " + ns_).exit_code != 0; }, 120s))
       << "kube-controller-manager's garbage collector should delete the owned ConfigMap";
   auto events = RunKubectl("get events -n " + ns_ + " --field-selector involvedObject.name=ok");
   EXPECT_NE(events.output.find("Succeeded"), std::string::npos) << events.output;
