@@ -6,8 +6,7 @@
 # down at the end unless --keep (then: source DIR/env; kubectl get nj).
 #
 #   scripts/demo.sh [--keep] [--dir DIR] [--build-dir DIR] [--no-build]
-#     --dir        control plane and node state (default .demo; not under /tmp, see
-#                  tests/e2e/flow/README.md)
+#     --dir        control plane and node state (default .demo)
 #     --build-dir  the C++ build (default build, as scripts/test.sh)
 #     --no-build   use the build as it is (needs nccl-operator, nccl-sidecar, nccl-allreduce)
 set -euo pipefail

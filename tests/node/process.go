@@ -18,16 +18,26 @@ import (
 const saMountPath = "/var/run/secrets/kubernetes.io/serviceaccount"
 
 // wrapScript runs inside the pod's mount and UTS namespaces: it names the host, bind-mounts
-// the pod's volumes and then becomes the container's command.
-const wrapScript = `h=$1; n=$2; shift 2
+// the pod's volumes and then becomes the container's command. Sources and the command are
+// reached through a second view of the host's tree (hostView), because a volume mounted over
+// a host directory (the chart's emptyDir at /tmp, say) would otherwise hide the node's state
+// and build directories that live below it.
+const wrapScript = `h=$1; n=$2; view=$3; shift 3
 printf %s "$h" > /proc/sys/kernel/hostname 2>/dev/null
+mkdir -p "$view" && mount --rbind / "$view" || { echo "testnode: cannot bind the host tree at $view" >&2; exit 126; }
 while [ "$n" -gt 0 ]; do
-  if [ -d "$1" ]; then mkdir -p "$2"; else mkdir -p "$(dirname "$2")"; [ -e "$2" ] || : > "$2"; fi
-  mount --bind "$1" "$2" || { echo "testnode: cannot mount $1 at $2" >&2; exit 126; }
+  src="$view$1"
+  if [ -d "$src" ]; then mkdir -p "$2"; else mkdir -p "$(dirname "$2")"; [ -e "$2" ] || : > "$2"; fi
+  mount --bind "$src" "$2" || { echo "testnode: cannot mount $1 at $2" >&2; exit 126; }
   if [ "$3" = ro ]; then mount -o remount,bind,ro "$2" 2>/dev/null; fi
   shift 3; n=$((n-1))
 done
-exec "$@"`
+exe=$1; shift
+case "$exe" in /*) [ -e "$exe" ] || exe="$view$exe" ;; esac
+exec "$exe" "$@"`
+
+// hostView is where the wrapper binds the host's tree inside a container's mount namespace.
+const hostView = "/run/testnode-host"
 
 type procSpec struct {
 	argv     []string // what is executed (wrapper included)
@@ -80,7 +90,7 @@ func (a *agent) processSpec(ctx context.Context, p *podRunner, c *container) (*p
 		argv = append(argv, "ip", "netns", "exec", p.netns)
 	}
 	argv = append(argv, "unshare", "--mount", "--uts", "--propagation", "private", "/bin/sh", "-c", wrapScript, "testnode-wrap",
-		p.pod.Name, strconv.Itoa(len(mounts)))
+		p.pod.Name, strconv.Itoa(len(mounts)), hostView)
 	for _, m := range mounts {
 		ro := "rw"
 		if m.readOnly {
