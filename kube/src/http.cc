@@ -69,15 +69,16 @@ bool ReadFile(const std::string& path, std::string* out) {
   return true;
 }
 
-// mbedTLS 2.x matches only DNS names and the CN of a certificate, never IP addresses.
-bool TlsChecksIpAddresses() {
+bool TlsIsMbedTls() {
   const curl_version_info_data* info = curl_version_info(CURLVERSION_NOW);
-  return info == nullptr || info->ssl_version == nullptr ||
-         std::string_view(info->ssl_version).substr(0, 7) != "mbedTLS";
+  return info != nullptr && info->ssl_version != nullptr &&
+         std::string_view(info->ssl_version).substr(0, 7) == "mbedTLS";
 }
 
-void SetBlob(CURL* curl, CURLoption option, const std::string& data) {
-  curl_blob blob{const_cast<char*>(data.data()), data.size(), CURL_BLOB_COPY};
+// with_nul: the string's terminating NUL is part of the blob (mbedTLS parses a key as PEM only
+// when its buffer ends in NUL, and curl 7.88 hands it the key blob as is).
+void SetBlob(CURL* curl, CURLoption option, const std::string& data, bool with_nul = false) {
+  curl_blob blob{const_cast<char*>(data.data()), data.size() + (with_nul ? 1 : 0), CURL_BLOB_COPY};
   curl_easy_setopt(curl, option, &blob);
 }
 
@@ -86,7 +87,9 @@ void SetBlob(CURL* curl, CURLoption option, const std::string& data) {
 HttpTransport::HttpTransport(const Config& config, const ClientOptions& options)
     : config_(config), options_(options) {
   GlobalInit();
-  tls_route_ = RouteForTlsServerName(config_.server, config_.tls_server_name, TlsChecksIpAddresses());
+  // mbedTLS 2.x matches only DNS names and the CN of a certificate, never IP addresses.
+  tls_is_mbedtls_ = TlsIsMbedTls();
+  tls_route_ = RouteForTlsServerName(config_.server, config_.tls_server_name, !tls_is_mbedtls_);
 }
 
 HttpTransport::~HttpTransport() {
@@ -194,7 +197,7 @@ HttpResult HttpTransport::Perform(const HttpRequest& request) {
     curl_easy_setopt(curl, CURLOPT_SSLCERT, config_.client_cert_file.c_str());
   }
   if (!config_.client_key_data.empty()) {
-    SetBlob(curl, CURLOPT_SSLKEY_BLOB, config_.client_key_data);
+    SetBlob(curl, CURLOPT_SSLKEY_BLOB, config_.client_key_data, tls_is_mbedtls_);
     curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
   } else if (!config_.client_key_file.empty()) {
     curl_easy_setopt(curl, CURLOPT_SSLKEY, config_.client_key_file.c_str());
@@ -243,7 +246,7 @@ HttpResult HttpTransport::Perform(const HttpRequest& request) {
     result.transport = Status::Local("Cancelled", "request cancelled");
   } else if (rc != CURLE_OK) {
     std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(rc);
-    if (tls_route_ && config_.tls_server_name.empty()) {
+    if (rc == CURLE_PEER_FAILED_VERIFICATION && tls_route_ && config_.tls_server_name.empty()) {
       detail += " (the certificate was checked for the name " + std::string(kInClusterServerName) +
                 ": this TLS library cannot match IP addresses; set tls-server-name in the kubeconfig)";
     }

@@ -56,6 +56,7 @@ class HttpTransport {
 
   Config config_;
   ClientOptions options_;
+  bool tls_is_mbedtls_ = false;
   std::optional<TlsNameRoute> tls_route_;  // set when the certificate is checked for another name
   std::mutex pool_mu_;
   std::vector<void*> pool_;  // idle CURL* handles; each keeps its own alive connections
