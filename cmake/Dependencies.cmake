@@ -45,6 +45,38 @@ else()
                  "scripts/build-lean-curl.sh for the lean static one (several MiB less RSS)")
 endif()
 
+# CURL::libcurl_mbedtls, the sidecar's libcurl: the same lean curl over mbedTLS
+# (scripts/build-lean-curl.sh --tls mbedtls, .deps/curl-mbedtls; Debian's libmbedtls-dev
+# static archives). A TLS handshake with static OpenSSL makes ~3.8 MB of its code resident in
+# every sidecar; mbedTLS's whole code is ~0.6 MB (sidecar/README.md, Memory). When the library
+# is missing it is an alias of CURL::libcurl, so the sidecar still builds (larger RSS).
+set(NCCLOP_LEAN_CURL_MBEDTLS_DIR "${CMAKE_SOURCE_DIR}/.deps/curl-mbedtls" CACHE PATH
+    "Prefix of the lean static libcurl over mbedTLS (scripts/build-lean-curl.sh --tls mbedtls)")
+find_library(NCCLOP_LIBMBEDTLS_STATIC NAMES libmbedtls.a)
+find_library(NCCLOP_LIBMBEDX509_STATIC NAMES libmbedx509.a)
+find_library(NCCLOP_LIBMBEDCRYPTO_STATIC NAMES libmbedcrypto.a)
+if(NCCLOP_LEAN_CURL AND EXISTS "${NCCLOP_LEAN_CURL_MBEDTLS_DIR}/lib/libcurl.a"
+   AND EXISTS "${NCCLOP_LEAN_CURL_MBEDTLS_DIR}/include/curl/curl.h"
+   AND NCCLOP_LIBMBEDTLS_STATIC AND NCCLOP_LIBMBEDX509_STATIC AND NCCLOP_LIBMBEDCRYPTO_STATIC)
+  add_library(CURL::libcurl_mbedtls STATIC IMPORTED GLOBAL)
+  set_target_properties(CURL::libcurl_mbedtls PROPERTIES
+    IMPORTED_LOCATION "${NCCLOP_LEAN_CURL_MBEDTLS_DIR}/lib/libcurl.a"
+    INTERFACE_INCLUDE_DIRECTORIES "${NCCLOP_LEAN_CURL_MBEDTLS_DIR}/include"
+    INTERFACE_COMPILE_DEFINITIONS CURL_STATICLIB
+    # mbedTLS has no global state shared with OpenSSL, so static archives are safe in any binary.
+    INTERFACE_LINK_LIBRARIES
+      "${NCCLOP_LIBMBEDTLS_STATIC};${NCCLOP_LIBMBEDX509_STATIC};${NCCLOP_LIBMBEDCRYPTO_STATIC};Threads::Threads"
+    INTERFACE_LINK_OPTIONS "LINKER:--gc-sections")
+  set(NCCLOP_CURL_HAS_MBEDTLS ON)
+  message(STATUS "libcurl (sidecar): lean static over mbedTLS from ${NCCLOP_LEAN_CURL_MBEDTLS_DIR}")
+else()
+  add_library(CURL::libcurl_mbedtls INTERFACE IMPORTED GLOBAL)
+  set_target_properties(CURL::libcurl_mbedtls PROPERTIES INTERFACE_LINK_LIBRARIES CURL::libcurl)
+  set(NCCLOP_CURL_HAS_MBEDTLS OFF)
+  message(STATUS "libcurl (sidecar): same as the operator's; install libmbedtls-dev and run "
+                 "scripts/build-lean-curl.sh --tls mbedtls for the mbedTLS one (~3 MB less RSS)")
+endif()
+
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(Boost 1.74 REQUIRED COMPONENTS headers)
 find_package(PkgConfig REQUIRED)

@@ -22,7 +22,7 @@ t0=$(date +%s)
 
 packages=(build-essential cmake ninja-build pkg-config git curl openssl iproute2 python3 python3-pip
           libcurl4-openssl-dev libssl-dev libboost1.74-dev libcpp-httplib-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev python3-yaml dpkg-dev xz-utils)
+          libgtest-dev libgmock-dev python3-yaml dpkg-dev xz-utils libmbedtls-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -38,6 +38,9 @@ fi
 log "lean static libcurl in .deps/curl (cached by version)"
 # Only memory depends on it: without it the build links Debian's libcurl and still works.
 "$root/scripts/build-lean-curl.sh" || log "warning: the lean libcurl could not be built; using Debian's libcurl (larger RSS)"
+log "lean static libcurl over mbedTLS in .deps/curl-mbedtls, the sidecar's (cached by version)"
+"$root/scripts/build-lean-curl.sh" --tls mbedtls \
+  || log "warning: the mbedTLS libcurl could not be built; the sidecar uses the OpenSSL one (~3 MB more RSS)"
 
 log "single-header cpp-httplib in .deps/httplib (cached by version)"
 # Only memory depends on it: without it the sidecar links Debian's libcpp-httplib.so and still works.

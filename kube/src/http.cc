@@ -69,8 +69,16 @@ bool ReadFile(const std::string& path, std::string* out) {
   return true;
 }
 
-void SetBlob(CURL* curl, CURLoption option, const std::string& data) {
-  curl_blob blob{const_cast<char*>(data.data()), data.size(), CURL_BLOB_COPY};
+bool TlsIsMbedTls() {
+  const curl_version_info_data* info = curl_version_info(CURLVERSION_NOW);
+  return info != nullptr && info->ssl_version != nullptr &&
+         std::string_view(info->ssl_version).substr(0, 7) == "mbedTLS";
+}
+
+// with_nul: the string's terminating NUL is part of the blob (mbedTLS parses a key as PEM only
+// when its buffer ends in NUL, and curl 7.88 hands it the key blob as is).
+void SetBlob(CURL* curl, CURLoption option, const std::string& data, bool with_nul = false) {
+  curl_blob blob{const_cast<char*>(data.data()), data.size() + (with_nul ? 1 : 0), CURL_BLOB_COPY};
   curl_easy_setopt(curl, option, &blob);
 }
 
@@ -79,6 +87,9 @@ void SetBlob(CURL* curl, CURLoption option, const std::string& data) {
 HttpTransport::HttpTransport(const Config& config, const ClientOptions& options)
     : config_(config), options_(options) {
   GlobalInit();
+  // mbedTLS 2.x matches only DNS names and the CN of a certificate, never IP addresses.
+  tls_is_mbedtls_ = TlsIsMbedTls();
+  tls_route_ = RouteForTlsServerName(config_.server, config_.tls_server_name, !tls_is_mbedtls_);
 }
 
 HttpTransport::~HttpTransport() {
@@ -143,7 +154,16 @@ HttpResult HttpTransport::Perform(const HttpRequest& request) {
   Transfer transfer{&request, curl, &result};
   char error_buffer[CURL_ERROR_SIZE] = {0};
 
-  curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
+  // Checking the certificate for another name than the URL's host: the URL carries that name
+  // (TLS checks and sends it), CURLOPT_CONNECT_TO the real address.
+  std::string routed_url;
+  curl_slist* connect_to = nullptr;
+  if (tls_route_ && request.url.compare(0, config_.server.size(), config_.server) == 0) {
+    routed_url = tls_route_->server + request.url.substr(config_.server.size());
+    connect_to = curl_slist_append(nullptr, tls_route_->connect_to.c_str());
+    curl_easy_setopt(curl, CURLOPT_CONNECT_TO, connect_to);
+  }
+  curl_easy_setopt(curl, CURLOPT_URL, routed_url.empty() ? request.url.c_str() : routed_url.c_str());
   curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
@@ -177,7 +197,7 @@ HttpResult HttpTransport::Perform(const HttpRequest& request) {
     curl_easy_setopt(curl, CURLOPT_SSLCERT, config_.client_cert_file.c_str());
   }
   if (!config_.client_key_data.empty()) {
-    SetBlob(curl, CURLOPT_SSLKEY_BLOB, config_.client_key_data);
+    SetBlob(curl, CURLOPT_SSLKEY_BLOB, config_.client_key_data, tls_is_mbedtls_);
     curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
   } else if (!config_.client_key_file.empty()) {
     curl_easy_setopt(curl, CURLOPT_SSLKEY, config_.client_key_file.c_str());
@@ -226,10 +246,15 @@ HttpResult HttpTransport::Perform(const HttpRequest& request) {
     result.transport = Status::Local("Cancelled", "request cancelled");
   } else if (rc != CURLE_OK) {
     std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(rc);
+    if (rc == CURLE_PEER_FAILED_VERIFICATION && tls_route_ && config_.tls_server_name.empty()) {
+      detail += " (the certificate was checked for the name " + std::string(kInClusterServerName) +
+                ": this TLS library cannot match IP addresses; set tls-server-name in the kubeconfig)";
+    }
     result.transport = Status::Transport(method + " " + request.url + ": " + detail);
     result.code = 0;
   }
   curl_slist_free_all(headers);
+  curl_slist_free_all(connect_to);
   // A handle whose transfer failed may hold a half-read connection; curl closes those itself,
   // so the handle is safe to reuse.
   ReleaseHandle(curl);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <stop_token>
 #include <string>
 #include <string_view>
@@ -14,6 +15,7 @@
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/status.h"
+#include "tls_server_name.h"
 
 namespace kube::internal {
 
@@ -54,6 +56,8 @@ class HttpTransport {
 
   Config config_;
   ClientOptions options_;
+  bool tls_is_mbedtls_ = false;
+  std::optional<TlsNameRoute> tls_route_;  // set when the certificate is checked for another name
   std::mutex pool_mu_;
   std::vector<void*> pool_;  // idle CURL* handles; each keeps its own alive connections
   std::mutex token_mu_;
