@@ -99,7 +99,7 @@ class SidecarProcess {
 class SidecarFlow : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!SidecarPath()) GTEST_SKIP() << "NCCL_K8S_TEST_SIDECAR is not set: no nccl-sidecar binary to test against";
+    if (!SidecarPath()) GTEST_FAIL() << "NCCL_K8S_TEST_SIDECAR is not set: run through ctest, which points it at the built nccl-sidecar";
   }
 };
 

@@ -79,7 +79,7 @@ class KubeIntegrationTest : public ::testing::Test {
     const char* kubeconfig = std::getenv("NCCLOP_TEST_KUBECONFIG");
     const char* dir = std::getenv("NCCLOP_TEST_CONTROLPLANE_DIR");
     if (kubeconfig == nullptr || dir == nullptr) {
-      GTEST_SKIP() << "needs the control plane: run through ctest (fixture `controlplane`) or set "
+      GTEST_FAIL() << "needs the control plane: run through ctest (fixture `controlplane`) or set "
                       "NCCLOP_TEST_KUBECONFIG and NCCLOP_TEST_CONTROLPLANE_DIR";
     }
     kubeconfig_ = kubeconfig;
