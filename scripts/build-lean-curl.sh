@@ -74,51 +74,19 @@ if [ "$force" -eq 0 ] && [ -f "$prefix/lib/libcurl.a" ] && [ "$(cat "$prefix/.st
   exit 0
 fi
 
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/nccl-operator/src"
-apt_state="$cache/apt"
+# shellcheck source=lib/debian-source.sh
+debian_source_who=build-lean-curl.sh; source "$root/scripts/lib/debian-source.sh"
+cache=$debian_source_cache
 src_dir="$cache/curl-$version"
-mkdir -p "$cache"
-
-fetch_source() {
-  if [ -f "$cache/curl_${version#*:}.dsc" ]; then
-    return 0
-  fi
-  # A private apt configuration: the system's deb entries as deb-src, their own index
-  # directory. Nothing under /etc/apt or /var/lib/apt changes.
-  log "fetching the Debian source of curl $version"
-  rm -rf "$apt_state"
-  mkdir -p "$apt_state/sources.list.d" "$apt_state/lists/partial" "$apt_state/cache/archives/partial"
-  local found=0 f
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    sed -e 's/^Types:.*$/Types: deb-src/' "$f" >"$apt_state/sources.list.d/$(basename "$f")"
-    found=1
-  done
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [ -f "$f" ] || continue
-    sed -n -e 's/^[[:space:]]*deb\([[:space:]]\)/deb-src\1/p' "$f" >"$apt_state/sources.list.d/$(basename "$f")"
-    found=1
-  done
-  if [ "$found" -eq 0 ]; then
-    echo "build-lean-curl.sh: no apt sources under /etc/apt to derive deb-src entries from" >&2
-    exit 1
-  fi
-  local apt_opts=(
-    -o "Dir::Etc::SourceList=/dev/null"
-    -o "Dir::Etc::SourceParts=$apt_state/sources.list.d"
-    -o "Dir::State::Lists=$apt_state/lists"
-    -o "Dir::Cache=$apt_state/cache"
-    -o "Debug::NoLocking=1"
-    -o "APT::Sandbox::User=root"
-  )
-  apt-get "${apt_opts[@]}" update -q >/dev/null
-  (cd "$cache" && apt-get "${apt_opts[@]}" source --download-only -q "curl=${version}" >/dev/null)
-}
 
 if [ ! -f "$src_dir/configure" ]; then
-  command -v dpkg-source >/dev/null || {
-    echo "build-lean-curl.sh: dpkg-source is missing; install dpkg-dev (scripts/setup.sh does)" >&2; exit 1; }
-  fetch_source
+  if [ ! -f "$cache/curl_${version#*:}.dsc" ]; then
+    log "fetching the Debian source of curl $version"
+    debian_source_download "curl=$version" || {
+      echo "build-lean-curl.sh: could not download the source of curl=$version from the configured" \
+           "Debian archive (offline, or the version is gone: apt-get update && apt-get upgrade libcurl4-openssl-dev)" >&2
+      exit 1; }
+  fi
   log "unpacking into $src_dir"
   rm -rf "$src_dir"
   (cd "$cache" && dpkg-source --no-check -x "curl_${version#*:}.dsc" "$src_dir" >/dev/null)

@@ -44,59 +44,18 @@ if [ "$force" -eq 0 ] && [ -f "$header" ] && [ "$(cat "$prefix/.stamp" 2>/dev/nu
   exit 0
 fi
 
-cache="${XDG_CACHE_HOME:-$HOME/.cache}/nccl-operator/src"
-apt_state="$cache/apt"
+# shellcheck source=lib/debian-source.sh
+debian_source_who=fetch-httplib-header.sh; source "$root/scripts/lib/debian-source.sh"
+cache=$debian_source_cache
 dsc="$cache/cpp-httplib_${version#*:}.dsc"
-mkdir -p "$cache"
-
-apt_opts=(
-  -o "Dir::Etc::SourceList=/dev/null"
-  -o "Dir::Etc::SourceParts=$apt_state/sources.list.d"
-  -o "Dir::State::Lists=$apt_state/lists"
-  -o "Dir::Cache=$apt_state/cache"
-  -o "Debug::NoLocking=1"
-  -o "APT::Sandbox::User=root"
-)
-
-# A private apt configuration: the system's deb entries as deb-src, their own index directory.
-# Nothing under /etc/apt or /var/lib/apt changes.
-refresh_apt_state() {
-  rm -rf "$apt_state"
-  mkdir -p "$apt_state/sources.list.d" "$apt_state/lists/partial" "$apt_state/cache/archives/partial"
-  local found=0 f
-  for f in /etc/apt/sources.list.d/*.sources; do
-    [ -f "$f" ] || continue
-    sed -e 's/^Types:.*$/Types: deb-src/' "$f" >"$apt_state/sources.list.d/$(basename "$f")"
-    found=1
-  done
-  for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-    [ -f "$f" ] || continue
-    sed -n -e 's/^[[:space:]]*deb\([[:space:]]\)/deb-src\1/p' "$f" >"$apt_state/sources.list.d/$(basename "$f")"
-    found=1
-  done
-  if [ "$found" -eq 0 ]; then
-    echo "fetch-httplib-header.sh: no apt sources under /etc/apt to derive deb-src entries from" >&2
-    exit 1
-  fi
-  apt-get "${apt_opts[@]}" update -q >/dev/null 2>&1
-}
-
-download_source() {
-  (cd "$cache" && apt-get "${apt_opts[@]}" source --download-only -q "cpp-httplib=${version}" >/dev/null 2>&1)
-}
 
 if [ ! -f "$dsc" ]; then
-  command -v dpkg-source >/dev/null || {
-    echo "fetch-httplib-header.sh: dpkg-source is missing; install dpkg-dev (scripts/setup.sh does)" >&2; exit 1; }
   log "fetching the Debian source of cpp-httplib $version"
-  # The index build-lean-curl.sh left behind is usually recent enough; refresh it only if not.
-  if [ ! -d "$apt_state/lists" ] || ! download_source; then
-    { refresh_apt_state && download_source; } || {
-      echo "fetch-httplib-header.sh: could not download the source of cpp-httplib=$version from the" \
-           "configured Debian archive (offline, or the version is gone: apt-get update && apt-get" \
-           "upgrade libcpp-httplib-dev)" >&2
-      exit 1; }
-  fi
+  debian_source_download "cpp-httplib=$version" || {
+    echo "fetch-httplib-header.sh: could not download the source of cpp-httplib=$version from the" \
+         "configured Debian archive (offline, or the version is gone: apt-get update && apt-get" \
+         "upgrade libcpp-httplib-dev)" >&2
+    exit 1; }
 fi
 
 work=$(mktemp -d "$cache/cpp-httplib.XXXXXX")
