@@ -53,6 +53,8 @@ fi
 
 log "control plane binaries (cached by version)"
 "$root/tests/controlplane/build.sh" >/dev/null
+log "the local test node (cached by a hash of its sources)"
+"$root/tests/node/build.sh" >/dev/null
 
 if [ "$do_build" -eq 1 ]; then
   log "building into $build_dir"

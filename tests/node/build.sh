@@ -10,6 +10,9 @@ bin="$cache/testnode/$hash/testnode"
 if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
 mkdir -p "$(dirname "$bin")"
 echo "[testnode-build] building $bin" >&2
-(cd "$here" && GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0 go build -ldflags "-s -w" -o "$bin.tmp" .)
-mv "$bin.tmp" "$bin"
+# Tests running in parallel may build at the same time: each writes its own file and the
+# rename is atomic, so the last one wins with the same bytes.
+tmp="$bin.tmp.$$"
+(cd "$here" && GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0 go build -ldflags "-s -w" -o "$tmp" .)
+mv -f "$tmp" "$bin"
 echo "$bin"
