@@ -103,7 +103,7 @@ func (n *network) setupPod() (string, net.IP, error) {
 	v := uint32(base[0])<<24 | uint32(base[1])<<16 | uint32(base[2])<<8 | uint32(base[3])
 	v += uint32(octet)
 	ip := net.IPv4(byte(v>>24), byte(v>>16), byte(v>>8), byte(v)).To4()
-	hostVeth := fmt.Sprintf("vn%08x", crc32.ChecksumIEEE([]byte(ns)))
+	hostVeth := hostVethOf(ns)
 	steps := [][]string{
 		{"ip", "netns", "add", ns},
 		{"ip", "link", "add", hostVeth, "type", "veth", "peer", "name", "eth0", "netns", ns},
@@ -123,11 +123,17 @@ func (n *network) setupPod() (string, net.IP, error) {
 	return ns, ip, nil
 }
 
-// teardownPod deletes the namespace; the kernel removes the veth pair with it.
+// hostVethOf names the host end of a pod's veth pair after its namespace (IP slot).
+func hostVethOf(ns string) string { return fmt.Sprintf("vn%08x", crc32.ChecksumIEEE([]byte(ns))) }
+
+// teardownPod deletes the pod's veth pair, then its namespace. The kernel would remove the
+// pair with the namespace, but only asynchronously, and the next pod given this IP slot
+// (and so this veth name) would meet "File exists"; deleting the link first is synchronous.
 func (n *network) teardownPod(ns string) {
 	if ns == "" {
 		return
 	}
+	_ = run("ip", "link", "del", hostVethOf(ns)) // absent when setup failed early: fine
 	if err := run("ip", "netns", "del", ns); err != nil {
 		log.Printf("network: %v", err)
 	}
