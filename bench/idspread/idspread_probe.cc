@@ -91,6 +91,22 @@ struct Receiver {
   bool finished = false;
 };
 
+// Reads what a ready receiver has; at EOF or error closes it and returns true (it is done).
+// The arrival of its latest bytes is stamped `now`.
+template <size_t N>
+bool ReadOrFinish(Receiver& receiver, pollfd& fd, Clock::time_point now, char (&buffer)[N]) {
+  ssize_t n = read(fd.fd, buffer, N);
+  if (n > 0) {
+    receiver.got.append(buffer, static_cast<size_t>(n));
+    receiver.done = now;
+    return false;
+  }
+  receiver.finished = true;
+  close(fd.fd);
+  fd.fd = -1;
+  return true;
+}
+
 // Polls every receiver until each has reached EOF (or `deadline`); stamps the moment its
 // last bytes arrived.
 void Drain(std::vector<Receiver>& receivers, Clock::time_point deadline) {
@@ -107,16 +123,7 @@ void Drain(std::vector<Receiver>& receivers, Clock::time_point deadline) {
     Clock::time_point now = Clock::now();
     for (size_t i = 0; i < fds.size(); ++i) {
       if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
-      ssize_t n = read(fds[i].fd, buffer, sizeof buffer);
-      if (n > 0) {
-        receivers[i].got.append(buffer, static_cast<size_t>(n));
-        receivers[i].done = now;
-        continue;
-      }
-      receivers[i].finished = true;
-      close(fds[i].fd);
-      fds[i].fd = -1;
-      --open;
+      if (ReadOrFinish(receivers[i], fds[i], now, buffer)) --open;
     }
   }
 }
@@ -232,16 +239,7 @@ int Push(int n) {
         fds[i].fd = receivers[i].fd;
         continue;
       }
-      ssize_t r = read(fds[i].fd, buffer, sizeof buffer);
-      if (r > 0) {
-        receivers[i].got.append(buffer, static_cast<size_t>(r));
-        receivers[i].done = now;
-        continue;
-      }
-      receivers[i].finished = true;
-      close(fds[i].fd);
-      fds[i].fd = -1;
-      --open;
+      if (ReadOrFinish(receivers[i], fds[i], now, buffer)) --open;
     }
   }
   root.join();
