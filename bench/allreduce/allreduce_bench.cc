@@ -21,14 +21,15 @@ namespace {
 
 using nccl_k8s::Clock;
 
-constexpr const char* kHelp = R"(usage: nccl-allreduce-bench [--min-bytes N] [--max-bytes N] [--iters N] [--reps N] [--raw-inits N] [--runtime-first] [--nonblocking] [--init-only]
+constexpr const char* kHelp = R"(usage: nccl-allreduce-bench [--min-bytes N] [--max-bytes N] [--iters N] [--reps N] [--raw-inits N] [--runtime-first] [--blocking|--nonblocking] [--init-only]
 
 Needs the NcclJob env contract for one pod holding every local GPU (NCCLJOB_INDEX=0,
 NCCLJOB_GPUS_PER_POD=NCCLJOB_WORLD_SIZE=<GPUs>, NCCLJOB_ATTEMPT, NCCLJOB_SIDECAR_URL of a
 running sidecar). Sizes take K/M/G suffixes. --reps: interleaved measurements per size and
 path (median reported). --raw-inits: raw inits timed (median reported); one untimed raw init
-runs first to take NCCL's one-time setup out of both numbers. --nonblocking: the runtime hands
-out its non-blocking init communicators (CommOptions.blocking = false) instead of blocking splits.
+runs first to take NCCL's one-time setup out of both numbers. --blocking / --nonblocking: which
+communicators the runtime hands out (CommOptions.blocking; default: NCCL_K8S_COMM_MODE, else
+non-blocking); --blocking splits blocking ones from the non-blocking init communicators.
 --init-only: print the time-to-communicator line and exit (one runtime sample per process: the
 sidecar serves one id per attempt; bench/allreduce/init-reps.sh repeats it).
 )";
@@ -81,6 +82,7 @@ int main(int argc, char** argv) {
     if (a == "-h" || a == "--help") { std::fputs(kHelp, stdout); return 0; }
     if (a == "--runtime-first") { runtime_first = true; continue; }
     if (a == "--nonblocking") { options.blocking = false; continue; }
+    if (a == "--blocking") { options.blocking = true; continue; }
     if (a == "--init-only") { init_only = true; continue; }
     if (i + 1 >= argc) { std::fprintf(stderr, "missing value for %s\n", argv[i]); return 2; }
     std::string_view v = argv[++i];

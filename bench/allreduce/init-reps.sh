@@ -49,3 +49,15 @@ lines="${logs}/ratios.txt"
 summarize "ratio runtime/raw" ratio
 summarize "ratio, raw first" ratio order=raw-first
 summarize "ratio, runtime first" ratio order=runtime-first
+# Order-balanced estimate: the second init in a process is faster whichever path it is, so the
+# geometric mean of the two orders' median ratios cancels that bias (it equals the ratio when
+# there is no order effect).
+order_median() {  # order_median ORDER: median ratio of that order ("" when none)
+  grep -- "order=$1" "${lines}" | grep -o 'ratio=[0-9.]*' | cut -d= -f2 | sort -g | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'
+}
+first=$(order_median raw-first); second=$(order_median runtime-first)
+if [[ -n "$first" && -n "$second" ]]; then
+  awk -v a="$first" -v b="$second" 'BEGIN {printf "order-balanced ratio sqrt(raw-first median x runtime-first median) = sqrt(%.3f x %.3f) = %.3f\n", a, b, sqrt(a*b)}'
+else
+  echo "order-balanced ratio: needs samples of both orders"
+fi

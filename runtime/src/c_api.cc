@@ -69,6 +69,7 @@ int nccl_k8s_init(const int* devices, int n_devices, long timeout_ms, nccl_k8s_c
 
 int nccl_k8s_local_count(const nccl_k8s_comms_t* comms) { return comms ? comms->comms.local_count() : 0; }
 int nccl_k8s_world_size(const nccl_k8s_comms_t* comms) { return comms ? comms->comms.world_size() : 0; }
+int nccl_k8s_is_blocking(const nccl_k8s_comms_t* comms) { return comms && comms->comms.blocking() ? 1 : 0; }
 
 int nccl_k8s_comm(const nccl_k8s_comms_t* comms, int local, ncclComm_t* comm, int* rank) {
   if (comms == nullptr || local < 0 || local >= comms->comms.local_count()) {

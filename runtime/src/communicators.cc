@@ -1,5 +1,5 @@
 // Non-blocking communicator init with a deadline, several GPUs per process through one group,
-// then a blocking split of them for the user (see CommOptions.blocking).
+// then, when asked for (CommOptions.blocking, NCCL_K8S_COMM_MODE=blocking), a blocking split.
 #include <cuda_runtime_api.h>
 
 #include <atomic>
@@ -184,9 +184,10 @@ Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& i
   out.comms_.assign(local, nullptr);
   for (int g = 0; g < local; ++g) out.ranks_.push_back(env.first_rank() + g);
 
+  const bool blocking = options.blocking.value_or(env.blocking_comms);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // so we can watch the deadline and abort instead of hanging in init
-  if (options.blocking) config.splitShare = 1;  // the blocking split reuses this init's resources
+  if (blocking) config.splitShare = 1;  // the blocking split reuses this init's resources
   const auto init_start = Clock::now();
   int previous_device = 0;
   cudaGetDevice(&previous_device);
@@ -210,7 +211,7 @@ Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& i
 
   Status ready = PollReady(out.comms_, deadline, "communicator init");
   out.timings_.init_ms = MillisSince(init_start);
-  if (ready.ok() && options.blocking) {
+  if (ready.ok() && blocking) {
     const auto split_start = Clock::now();
     auto children = SplitBlocking(out.comms_, out.ranks_, deadline);
     out.timings_.split_ms = MillisSince(split_start);
@@ -239,7 +240,7 @@ Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& i
   log::Info("communicators ready", {{"ranks", std::to_string(out.ranks_.front()) + ".." +
                                                   std::to_string(out.ranks_.back())},
                                     {"world_size", std::to_string(env.world_size)},
-                                    {"blocking", options.blocking ? "true" : "false"},
+                                    {"blocking", blocking ? "true" : "false"},
                                     {"init_ms", init_ms},
                                     {"split_ms", split_ms}});
   return out;

@@ -70,6 +70,14 @@ Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
   } else {
     env.sidecar_url = url;
   }
+  if (const char* mode = lookup("NCCL_K8S_COMM_MODE"); mode != nullptr && *mode != '\0') {
+    std::string_view value(mode);
+    if (value == "blocking") {
+      env.blocking_comms = true;
+    } else if (value != "nonblocking") {
+      problems.Add(std::string("NCCL_K8S_COMM_MODE='") + mode + "' is neither 'nonblocking' nor 'blocking'");
+    }
+  }
   if (const char* name = lookup("NCCLJOB_NAME")) env.job_name = name;
   if (const char* ip = lookup("NCCLJOB_POD_IP")) env.pod_ip = ip;
 

@@ -37,6 +37,36 @@ TEST(JobEnv, ParsesTheContract) {
   EXPECT_FALSE(env->is_root());
 }
 
+TEST(JobEnv, CommModeDefaultsToNonBlocking) {
+  auto env = Parse(Valid());
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_FALSE(env->blocking_comms);
+
+  Env blocking = Valid();
+  blocking["NCCL_K8S_COMM_MODE"] = "blocking";
+  env = Parse(blocking);
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_TRUE(env->blocking_comms);
+
+  Env explicit_default = Valid();
+  explicit_default["NCCL_K8S_COMM_MODE"] = "nonblocking";
+  env = Parse(explicit_default);
+  ASSERT_TRUE(env.ok()) << env.status().ToString();
+  EXPECT_FALSE(env->blocking_comms);
+}
+
+TEST(JobEnv, RejectsAnUnknownCommModeAlongsideOtherProblems) {
+  Env bad = Valid();
+  bad["NCCL_K8S_COMM_MODE"] = "Blocking";
+  bad.erase("NCCLJOB_ATTEMPT");
+  auto env = Parse(bad);
+  ASSERT_FALSE(env.ok());
+  EXPECT_EQ(env.status().code(), Code::kInvalidEnv);
+  EXPECT_NE(env.status().message().find("NCCL_K8S_COMM_MODE='Blocking'"), std::string::npos)
+      << env.status().message();
+  EXPECT_NE(env.status().message().find("NCCLJOB_ATTEMPT"), std::string::npos) << env.status().message();
+}
+
 TEST(JobEnv, ZeroGpusMeansOneCpuRankPerPod) {
   Env e = Valid();
   e["NCCLJOB_GPUS_PER_POD"] = "0";

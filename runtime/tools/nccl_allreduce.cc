@@ -19,7 +19,7 @@
 namespace {
 
 constexpr const char* kHelp = R"(usage: nccl-allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] [--no-check]
-                      [--linger-seconds N]
+                      [--blocking|--nonblocking] [--linger-seconds N]
 
 An example NcclJob trainer. Reads the NcclJob env contract, sets NCCL_SOCKET_IFNAME, gets the
 NCCL id through the sidecar (root: creates and posts it; others: long-poll), builds one
@@ -33,6 +33,11 @@ skipped, and exits 0.
 It logs one line with its rank, attempt, the chosen NCCL_SOCKET_IFNAME and the root's bootstrap
 address (ip:port) taken from the id; never the id itself. --linger-seconds N keeps it alive N
 seconds after its work (like further training steps), so a run can be observed or interrupted.
+
+--blocking / --nonblocking: which communicators to run the sweep on (default: NCCL_K8S_COMM_MODE,
+else non-blocking). Init is non-blocking either way; --blocking then splits blocking communicators
+from the init ones (about one more NCCL init, once), which run small collectives at raw NCCL
+speed; non-blocking ones add tens of µs per collective (NCCL starts a thread per launch).
 
 Sizes accept K, M, G suffixes (powers of 1024). Defaults: 1M to 1G, 20 timed and 5 warm-up
 iterations per size. Exit status: 0 success; 1 error (message on stderr), including wrong sums;
@@ -89,10 +94,12 @@ bool GpuAvailable(std::string* why) {
 int main(int argc, char** argv) {
   nccl_k8s::SweepConfig sweep;
   int linger_seconds = 0;
+  nccl_k8s::CommOptions options;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "-h" || arg == "--help") { std::fputs(kHelp, stdout); return 0; }
     if (arg == "--no-check") { sweep.check = false; continue; }
+    if (arg == "--blocking" || arg == "--nonblocking") { options.blocking = arg == "--blocking"; continue; }
     bool ok = i + 1 < argc;
     if (ok && arg == "--min-bytes") ok = ParseBytes(argv[++i], &sweep.min_bytes);
     else if (ok && arg == "--max-bytes") ok = ParseBytes(argv[++i], &sweep.max_bytes);
@@ -128,7 +135,7 @@ int main(int argc, char** argv) {
                 env->gpus_per_pod == 0 ? "NCCLJOB_GPUS_PER_POD=0" : why.c_str());
     return Linger(linger_seconds);
   }
-  auto comms = nccl_k8s::InitCommunicators(*env, *id, {}, deadline);
+  auto comms = nccl_k8s::InitCommunicators(*env, *id, options, deadline);
   if (!comms.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", comms.status().ToString().c_str()); return 1; }
   double init_ms = std::chrono::duration<double, std::milli>(nccl_k8s::Clock::now() - started).count();
 
@@ -139,8 +146,8 @@ int main(int argc, char** argv) {
     local.devices.push_back(comms->device(g));
     local.ranks.push_back(comms->rank(g));
   }
-  std::printf("# ranks %d..%d of %d, time to communicator %.1f ms\n", local.ranks.front(), local.ranks.back(),
-              local.world_size, init_ms);
+  std::printf("# ranks %d..%d of %d, %s communicators, time to communicator %.1f ms\n", local.ranks.front(),
+              local.ranks.back(), local.world_size, comms->blocking() ? "blocking" : "non-blocking", init_ms);
   auto buffers = nccl_k8s::SweepBuffers::Allocate(local, sweep.max_bytes);
   if (!buffers.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", buffers.status().ToString().c_str()); return 1; }
   std::fputs(nccl_k8s::TableHeader().c_str(), stdout);

@@ -4,8 +4,10 @@
 # BIN_DIR holds nccl-allreduce; SIDECAR is the nccl-sidecar binary. Exit 0 all passed, 1 a test
 # failed, 77 skipped (no GPU: CTest reports it as skipped, with the reason printed).
 # Tests:
-#   shape_PxG           for each PxG in $SHAPES (default "2x1 1x2"): P pods (processes) x G GPUs,
-#                       P sidecars (root + peers): correct sums everywhere. Shapes needing more GPUs
+#   shape_PxG_MODE      for each PxG in $SHAPES (default "2x1 1x2") and each MODE in
+#                       $GPU_TESTS_COMM_MODES (default "nonblocking blocking", NCCL_K8S_COMM_MODE):
+#                       P pods (processes) x G GPUs, P sidecars (root + peers): communicators of
+#                       that mode and correct sums everywhere. Shapes needing more GPUs
 #                       than the machine has are skipped. 4/8 GPUs: SHAPES="2x2 1x4" or "2x4 4x2 8x1".
 #   missing_rank_abort  world of 2, only the root starts: it aborts within deadline + 1 s with a clear message
 #   missing_root_abort  world of 2, only rank 1 starts: no id comes; it gives up within deadline + 1 s
@@ -65,12 +67,13 @@ sweep=(--min-bytes 1M --max-bytes "${GPU_TESTS_MAX_BYTES:-1G}" --iters 20)
 # with --peer-url) and sees GPUs p*GPUS .. p*GPUS+GPUS-1 through CUDA_VISIBLE_DEVICES.
 # With GPU_TESTS_FAKE_GPUS (no GPU here) a trainer that did the id part and skipped the GPU part
 # counts as a pass of the plumbing.
-accept_out() {  # accept_out FILE: the trainer's output shows success
-  grep -q "all sums correct" "$1" && return 0
+accept_out() {  # accept_out FILE MODE: the trainer's output shows success on communicators of MODE
+  local label="blocking"; [[ "$2" == nonblocking ]] && label="non-blocking"
+  grep -q "of [0-9]*, ${label} communicators" "$1" && grep -q "all sums correct" "$1" && return 0
   [[ -n "${GPU_TESTS_FAKE_GPUS:-}" ]] && grep -q "GPU part skipped" "$1"
 }
-run_shape() {  # run_shape PODS GPUS
-  local pods=$1 per=$2 world=$(( $1 * $2 )) name="shape_$1x$2" p
+run_shape() {  # run_shape PODS GPUS MODE (NCCL_K8S_COMM_MODE of the trainers)
+  local pods=$1 per=$2 mode=$3 world=$(( $1 * $2 )) name="shape_$1x$2_$3" p
   if [[ $world -gt $gpus ]]; then echo "SKIP ${name}: needs ${world} GPUs, ${gpus} here"; return; fi
   local ports=() root_url=""
   for (( p = 0; p < pods; p++ )); do
@@ -84,7 +87,7 @@ run_shape() {  # run_shape PODS GPUS
   for (( p = 0; p < pods; p++ )); do
     local visible
     visible=$(seq -s, $(( p * per )) $(( p * per + per - 1 )))
-    env $(trainer_env "$p" "$world" "$per" 1 "${ports[$p]}" 60) CUDA_VISIBLE_DEVICES="$visible" \
+    env $(trainer_env "$p" "$world" "$per" 1 "${ports[$p]}" 60) CUDA_VISIBLE_DEVICES="$visible" NCCL_K8S_COMM_MODE="$mode" \
       timeout "${GPU_TESTS_TRAINER_TIMEOUT:-150}" "${bin}/nccl-allreduce" "${sweep[@]}" \
       >"${logs}/${name}-pod$p.out" 2>"${logs}/${name}-pod$p.err" &
     trainers+=($!)
@@ -92,7 +95,7 @@ run_shape() {  # run_shape PODS GPUS
   local ok=0 rcs="" rc
   for (( p = 0; p < pods; p++ )); do
     wait "${trainers[$p]}"; rc=$?; rcs+="${rc} "
-    [[ $rc -eq 0 ]] && accept_out "${logs}/${name}-pod$p.out" || ok=1
+    [[ $rc -eq 0 ]] && accept_out "${logs}/${name}-pod$p.out" "$mode" || ok=1
   done
   result $ok "$name" "exit codes ${rcs}; see ${logs}/${name}-pod*.err"
   echo "  ${name}: ${pods} pod(s) x ${per} GPU(s), world ${world}; pod 0:"
@@ -102,7 +105,9 @@ run_shape() {  # run_shape PODS GPUS
 
 for shape in ${SHAPES:-2x1 1x2}; do
   if [[ ! "$shape" =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]]; then result 1 "shape_${shape}" "bad shape (want PODSxGPUS)"; continue; fi
-  run_shape "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}"
+  for mode in ${GPU_TESTS_COMM_MODES:-nonblocking blocking}; do
+    run_shape "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "$mode"
+  done
 done
 
 # ---- a rank that never arrives ----------------------------------------------------------------

@@ -19,6 +19,6 @@ strip --strip-debug "${out}"/bin/*
 # Shared libraries of the sidecar, except the C/C++ runtime the image has in newer versions.
 ldd "${out}/bin/nccl-sidecar" | awk '/=> \//{print $3}' \
   | grep -Ev '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' \
-  | xargs -r cp -L -t "${out}/lib/"
+  | xargs -r cp -L -t "${out}/lib/" || true   # none when the sidecar is linked self-contained
 cp -L "${repo}/.deps/python/nvidia/cu13/lib/libcudart.so.13" "${out}/lib/"
 du -sh "${out}"

@@ -5,7 +5,10 @@
 #   tests/gpu/run-on-device.sh                      # shapes "2x1 1x2" (2 GPUs)
 #   SHAPES="2x2 1x4 4x1" tests/gpu/run-on-device.sh # 4 GPUs;  8 GPUs: SHAPES="2x4 4x2 8x1 1x8"
 # The benchmark uses every GPU of the machine in one process (at most 8; BENCH_GPUS overrides).
-# Every process runs under `timeout`; on 2 GPUs the whole script takes about 3 minutes.
+# Every process runs under `timeout`; on 2 GPUs the whole script takes about 5 minutes.
+# Knobs: PARTS="tests init bench" (a subset runs only those), INIT_REPS / INIT_REPS_BLOCKING
+# (processes sampled for time to communicator), BENCH_MODES (one benchmark run per word:
+# "default" = NCCL_K8S_COMM_MODE unset, "--blocking"), BENCH_ARGS (iterations and repetitions).
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="${OUT:-/tmp/ncclk8s-out}"
@@ -27,21 +30,25 @@ export LD_LIBRARY_PATH="${nccl_lib}:${bundle}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY
 } >"${out}/env.txt" 2>&1
 cat "${out}/env.txt" | head -30
 
+parts=" ${PARTS:-tests init bench} "   # which parts to run (all by default)
+: >"${out}/gpu-tests.txt"; : >"${out}/init.txt"; : >"${out}/bench.txt"
+if [[ "$parts" == *" tests "* ]]; then
 echo "===== GPU tests"
 SHAPES="${SHAPES:-2x1 1x2}" timeout 300 "${repo}/tests/gpu/gpu-tests.sh" "${bundle}/bin" "${bundle}/bin/nccl-sidecar" "${logs}/gpu" 2>&1 | tee "${out}/gpu-tests.txt"
+fi
 
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 bench_gpus=${BENCH_GPUS:-$(( gpus < 8 ? gpus : 8 ))}
 export BENCH_GPUS=${bench_gpus}
-echo "===== time to communicator: ${INIT_REPS:-20} processes, raw vs runtime, alternating order (${bench_gpus} GPUs)"
+if [[ "$parts" == *" init "* ]]; then
+echo "===== time to communicator: raw vs runtime, one process per sample, alternating order (${bench_gpus} GPUs)"
 {
-  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) blocking (default): bench/allreduce/init-reps.sh ${INIT_REPS:-20}"
-  timeout 150 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS:-20}"
-  echo "# non-blocking (CommOptions.blocking=false): init-reps.sh ${INIT_REPS_NB:-10} --nonblocking"
-  timeout 80 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS_NB:-10}" --nonblocking
-  echo "# blocking, split without shared resources: NCCL_COMM_SPLIT_SHARE_RESOURCES=0 init-reps.sh ${INIT_REPS_NOSHARE:-6}"
-  NCCL_COMM_SPLIT_SHARE_RESOURCES=0 timeout 60 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS_NOSHARE:-6}"
+  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) non-blocking (default): bench/allreduce/init-reps.sh ${INIT_REPS:-30}"
+  timeout 200 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS:-30}"
+  echo "# blocking (NCCL_K8S_COMM_MODE=blocking, split): init-reps.sh ${INIT_REPS_BLOCKING:-10} --blocking"
+  timeout 100 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS_BLOCKING:-10}" --blocking
 } 2>&1 | tee "${out}/init.txt"
+fi
 
 echo "===== benchmark: runtime vs raw NCCL, one process x ${bench_gpus} GPUs"
 sidecar_port() {  # wait for the sidecar's "listen=" line
@@ -49,20 +56,22 @@ sidecar_port() {  # wait for the sidecar's "listen=" line
     p=$(grep -o 'listen=127.0.0.1:[0-9]*' "$1" 2>/dev/null | head -1 | cut -d: -f2); [[ -n "$p" ]] && { echo "$p"; return; }; sleep 0.1
   done
 }
-{
+bench_args="--min-bytes 1M --max-bytes 1G ${BENCH_ARGS:---iters 40 --reps 15 --raw-inits 3}"
+[[ "$parts" == *" bench "* ]] && {
   echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nvidia-smi -L | tr '\n' ' ')"
   attempt=0
-  for mode in "" --nonblocking ""; do
+  for mode in ${BENCH_MODES:-default default --blocking default default default}; do
+    [[ "$mode" == default ]] && mode=""
     attempt=$((attempt + 1))
     NCCLJOB_NAME=bench NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME=bench-0 NCCLJOB_INDEX=0 NCCLJOB_REPLICAS=1 \
       NCCLJOB_GPUS_PER_POD=${bench_gpus} NCCLJOB_WORLD_SIZE=${bench_gpus} NCCLJOB_ATTEMPT=$attempt \
       timeout 200 "${bundle}/bin/nccl-sidecar" --standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 </dev/null >/dev/null 2>"${logs}/bench-sidecar-$attempt.log" &
     sc=$!
     port=$(sidecar_port "${logs}/bench-sidecar-$attempt.log")
-    echo "## run $attempt: NCCLJOB_ATTEMPT=$attempt nccl-allreduce-bench --min-bytes 1M --max-bytes 1G --iters 20 --reps 3 --raw-inits 3 $mode"
+    echo "## run $attempt: NCCLJOB_ATTEMPT=$attempt nccl-allreduce-bench ${bench_args} $mode"
     NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE=${bench_gpus} NCCLJOB_GPUS_PER_POD=${bench_gpus} NCCLJOB_ATTEMPT=$attempt \
       NCCLJOB_SIDECAR_URL="http://127.0.0.1:${port}" NCCLJOB_INIT_TIMEOUT_SECONDS=120 NCCL_K8S_LOG_LEVEL=warn \
-      timeout 100 "${bundle}/bin/nccl-allreduce-bench" --min-bytes 1M --max-bytes 1G --iters 20 --reps 3 --raw-inits 3 $mode
+      timeout 150 "${bundle}/bin/nccl-allreduce-bench" ${bench_args} $mode
     echo "## exit $?"
     kill $sc; wait $sc 2>/dev/null
   done
@@ -71,5 +80,5 @@ sidecar_port() {  # wait for the sidecar's "listen=" line
 tar -czf "${out}/logs.tar.gz" -C "${logs}" . 2>/dev/null
 echo "===== summary"
 grep -E "passed, .* failed|^(PASS|FAIL|SKIP)" "${out}/gpu-tests.txt"
-grep -E "^(#|raw|runtime|  runtime|ratio)" "${out}/init.txt"
+grep -E "^(#|raw|runtime|  runtime|ratio|order-balanced)" "${out}/init.txt"
 grep -E "^## run|runtime communicators|^ *(1048576|16777216|1073741824) |exit" "${out}/bench.txt"

@@ -19,6 +19,9 @@ struct JobEnv {
   std::string sidecar_url;   // NCCLJOB_SIDECAR_URL, e.g. http://127.0.0.1:8471
   std::string pod_ip;        // NCCLJOB_POD_IP (optional)
   std::chrono::seconds init_timeout{300};  // NCCLJOB_INIT_TIMEOUT_SECONDS (optional)
+  // NCCL_K8S_COMM_MODE (optional, set by the user, not the operator): "nonblocking" (default)
+  // hands out the non-blocking init communicators; "blocking" splits blocking ones from them.
+  bool blocking_comms = false;
 
   // NCCL ranks in this pod: max(gpus_per_pod, 1).
   int ranks_per_pod() const { return gpus_per_pod > 0 ? gpus_per_pod : 1; }

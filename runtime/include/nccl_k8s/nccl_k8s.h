@@ -49,14 +49,18 @@ int nccl_k8s_configure_socket_ifname(void);
 int nccl_k8s_get_unique_id(unsigned char out[NCCL_K8S_ID_BYTES], long timeout_ms);
 
 /* Env, interface, id and this process's communicators under one deadline. devices may be NULL
- * (devices 0..n-1); otherwise n_devices must equal max(NCCLJOB_GPUS_PER_POD, 1). */
+ * (devices 0..n-1); otherwise n_devices must equal max(NCCLJOB_GPUS_PER_POD, 1). The
+ * communicators are non-blocking unless NCCL_K8S_COMM_MODE=blocking (see nccl_k8s_is_blocking). */
 int nccl_k8s_init(const int* devices, int n_devices, long timeout_ms, nccl_k8s_comms_t** out);
 
 int nccl_k8s_local_count(const nccl_k8s_comms_t* comms);
 int nccl_k8s_world_size(const nccl_k8s_comms_t* comms);
+/* 1 when the communicators are blocking (NCCL_K8S_COMM_MODE=blocking), 0 when non-blocking. */
+int nccl_k8s_is_blocking(const nccl_k8s_comms_t* comms);
 int nccl_k8s_comm(const nccl_k8s_comms_t* comms, int local, ncclComm_t* comm, int* rank);
 
-/* Non-blocking communicators may return ncclInProgress from any call; wait until ready. */
+/* Non-blocking communicators may return ncclInProgress from any call; call this (or poll
+ * ncclCommGetAsyncError) before the next NCCL call. On error or timeout all are aborted. */
 int nccl_k8s_wait_ready(nccl_k8s_comms_t* comms, long timeout_ms);
 
 /* Finalizes and destroys every communicator and frees comms (also on failure). */
