@@ -6,6 +6,7 @@
 #   init-reps.sh BIN_DIR REPS [extra nccl-allreduce-bench args]
 # BIN_DIR holds nccl-allreduce-bench and nccl-sidecar. Every process runs under `timeout`.
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/standalone-sidecar.sh"
 bin="${1:?usage: init-reps.sh BIN_DIR REPS [args]}"
 reps="${2:?usage: init-reps.sh BIN_DIR REPS [args]}"
 shift 2
@@ -15,22 +16,13 @@ lines="${logs}/init.txt"
 : >"${lines}"
 for i in $(seq 1 "${reps}"); do
   order=""; [[ $((i % 2)) -eq 0 ]] && order="--runtime-first"
-  NCCLJOB_NAME=bench NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME=bench-0 NCCLJOB_INDEX=0 NCCLJOB_REPLICAS=1 \
-    NCCLJOB_GPUS_PER_POD="${gpus}" NCCLJOB_WORLD_SIZE="${gpus}" NCCLJOB_ATTEMPT="$i" \
-    timeout 120 "${bin}/nccl-sidecar" --standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 \
-    </dev/null >/dev/null 2>"${logs}/sidecar-$i.log" &
-  sc=$!
-  port=""
-  for _ in $(seq 1 100); do
-    port=$(grep -o 'listen=127.0.0.1:[0-9]*' "${logs}/sidecar-$i.log" | head -1 | cut -d: -f2)
-    [[ -n "$port" ]] && break
-    sleep 0.1
-  done
-  if [[ -z "$port" ]]; then echo "rep $i: sidecar did not start"; cat "${logs}/sidecar-$i.log"; kill "$sc" 2>/dev/null; continue; fi
+  if ! start_standalone_sidecar "${bin}/nccl-sidecar" "$i" "${gpus}" "${logs}/sidecar-$i.log"; then
+    echo "rep $i: sidecar did not start"; cat "${logs}/sidecar-$i.log"; continue
+  fi
   NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE="${gpus}" NCCLJOB_GPUS_PER_POD="${gpus}" NCCLJOB_ATTEMPT="$i" \
-    NCCLJOB_SIDECAR_URL="http://127.0.0.1:${port}" NCCLJOB_INIT_TIMEOUT_SECONDS=60 NCCL_K8S_LOG_LEVEL=warn \
+    NCCLJOB_SIDECAR_URL="http://127.0.0.1:${sidecar_port}" NCCLJOB_INIT_TIMEOUT_SECONDS=60 NCCL_K8S_LOG_LEVEL=warn \
     timeout 60 "${bin}/nccl-allreduce-bench" --init-only --raw-inits 1 ${order} "$@" 2>&1 | grep '^INIT' | tee -a "${lines}"
-  kill "$sc" 2>/dev/null; wait "$sc" 2>/dev/null
+  stop_standalone_sidecar
 done
 summarize() {  # summarize LABEL FIELD [FILTER]: median and p90 of a key=value field over INIT lines
   local label=$1 field=$2 filter=${3:-.}

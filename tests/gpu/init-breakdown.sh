@@ -5,6 +5,7 @@
 # graphs, connections, rest; seconds). Run on the GPU machine from the repository root after
 # tests/gpu/prepare-device-bundle.sh:  tests/gpu/init-breakdown.sh [REPS] [bench args]
 set -uo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/../../bench/allreduce/standalone-sidecar.sh"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 bundle="${repo}/build-device"
 reps="${1:-4}"; shift || true
@@ -14,22 +15,14 @@ export LD_LIBRARY_PATH="${nccl_lib}:${bundle}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY
 gpus=${BENCH_GPUS:-2}
 logs=$(mktemp -d)
 for i in $(seq 1 "${reps}"); do
-  NCCLJOB_NAME=bench NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME=bench-0 NCCLJOB_INDEX=0 NCCLJOB_REPLICAS=1 \
-    NCCLJOB_GPUS_PER_POD="${gpus}" NCCLJOB_WORLD_SIZE="${gpus}" NCCLJOB_ATTEMPT="$i" \
-    timeout 120 "${bundle}/bin/nccl-sidecar" --standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 \
-    </dev/null >/dev/null 2>"${logs}/sidecar-$i.log" &
-  sc=$!
-  port=""
-  for _ in $(seq 1 100); do
-    port=$(grep -o 'listen=127.0.0.1:[0-9]*' "${logs}/sidecar-$i.log" | head -1 | cut -d: -f2)
-    [[ -n "$port" ]] && break
-    sleep 0.1
-  done
   echo "## rep $i"
+  if ! start_standalone_sidecar "${bundle}/bin/nccl-sidecar" "$i" "${gpus}" "${logs}/sidecar-$i.log"; then
+    echo "sidecar did not start"; cat "${logs}/sidecar-$i.log"; continue
+  fi
   NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE="${gpus}" NCCLJOB_GPUS_PER_POD="${gpus}" NCCLJOB_ATTEMPT="$i" \
-    NCCLJOB_SIDECAR_URL="http://127.0.0.1:${port}" NCCLJOB_INIT_TIMEOUT_SECONDS=60 NCCL_K8S_LOG_LEVEL=warn \
+    NCCLJOB_SIDECAR_URL="http://127.0.0.1:${sidecar_port}" NCCLJOB_INIT_TIMEOUT_SECONDS=60 NCCL_K8S_LOG_LEVEL=warn \
     NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT \
     timeout 60 "${bundle}/bin/nccl-allreduce-bench" --init-only --raw-inits 1 "$@" 2>&1 \
     | grep -E '^INIT|Init timings|Init START|Init COMPLETE' | sed -E 's/^[^ ]+ [^ ]+ //'
-  kill "$sc" 2>/dev/null; wait "$sc" 2>/dev/null
+  stop_standalone_sidecar
 done

@@ -51,11 +51,7 @@ echo "===== time to communicator: raw vs runtime, one process per sample, altern
 fi
 
 echo "===== benchmark: runtime vs raw NCCL, one process x ${bench_gpus} GPUs"
-sidecar_port() {  # wait for the sidecar's "listen=" line
-  for _ in $(seq 1 100); do
-    p=$(grep -o 'listen=127.0.0.1:[0-9]*' "$1" 2>/dev/null | head -1 | cut -d: -f2); [[ -n "$p" ]] && { echo "$p"; return; }; sleep 0.1
-  done
-}
+source "${repo}/bench/allreduce/standalone-sidecar.sh"
 bench_args="--min-bytes 1M --max-bytes 1G ${BENCH_ARGS:---iters 40 --reps 15 --raw-inits 3}"
 [[ "$parts" == *" bench "* ]] && {
   echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nvidia-smi -L | tr '\n' ' ')"
@@ -63,17 +59,14 @@ bench_args="--min-bytes 1M --max-bytes 1G ${BENCH_ARGS:---iters 40 --reps 15 --r
   for mode in ${BENCH_MODES:-default default --blocking default default default}; do
     [[ "$mode" == default ]] && mode=""
     attempt=$((attempt + 1))
-    NCCLJOB_NAME=bench NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME=bench-0 NCCLJOB_INDEX=0 NCCLJOB_REPLICAS=1 \
-      NCCLJOB_GPUS_PER_POD=${bench_gpus} NCCLJOB_WORLD_SIZE=${bench_gpus} NCCLJOB_ATTEMPT=$attempt \
-      timeout 200 "${bundle}/bin/nccl-sidecar" --standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0 </dev/null >/dev/null 2>"${logs}/bench-sidecar-$attempt.log" &
-    sc=$!
-    port=$(sidecar_port "${logs}/bench-sidecar-$attempt.log")
+    start_standalone_sidecar "${bundle}/bin/nccl-sidecar" "$attempt" "${bench_gpus}" "${logs}/bench-sidecar-$attempt.log" \
+      || { echo "## run $attempt: sidecar did not start"; continue; }
     echo "## run $attempt: NCCLJOB_ATTEMPT=$attempt nccl-allreduce-bench ${bench_args} $mode"
     NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE=${bench_gpus} NCCLJOB_GPUS_PER_POD=${bench_gpus} NCCLJOB_ATTEMPT=$attempt \
-      NCCLJOB_SIDECAR_URL="http://127.0.0.1:${port}" NCCLJOB_INIT_TIMEOUT_SECONDS=120 NCCL_K8S_LOG_LEVEL=warn \
+      NCCLJOB_SIDECAR_URL="http://127.0.0.1:${sidecar_port}" NCCLJOB_INIT_TIMEOUT_SECONDS=120 NCCL_K8S_LOG_LEVEL=warn \
       timeout 150 "${bundle}/bin/nccl-allreduce-bench" ${bench_args} $mode
     echo "## exit $?"
-    kill $sc; wait $sc 2>/dev/null
+    stop_standalone_sidecar
   done
 } 2>&1 | tee "${out}/bench.txt"
 
