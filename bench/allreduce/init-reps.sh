@@ -21,7 +21,11 @@ for i in $(seq 1 "${reps}"); do
   fi
   NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE="${gpus}" NCCLJOB_GPUS_PER_POD="${gpus}" NCCLJOB_ATTEMPT="$i" \
     NCCLJOB_SIDECAR_URL="http://127.0.0.1:${sidecar_port}" NCCLJOB_INIT_TIMEOUT_SECONDS=60 NCCL_K8S_LOG_LEVEL=warn \
-    timeout 60 "${bin}/nccl-allreduce-bench" --init-only --raw-inits 1 ${order} "$@" 2>&1 | grep '^INIT' | tee -a "${lines}"
+    timeout 60 "${bin}/nccl-allreduce-bench" --init-only --raw-inits 1 ${order} "$@" >"${logs}/bench-$i.log" 2>&1
+  rc=$?
+  if grep '^INIT' "${logs}/bench-$i.log" | tee -a "${lines}" | grep -q .; then :; else
+    echo "rep $i: no sample (exit ${rc}):"; tail -5 "${logs}/bench-$i.log" | sed 's/^/  /'
+  fi
   stop_standalone_sidecar
 done
 summarize() {  # summarize LABEL FIELD [FILTER]: median and p90 of a key=value field over INIT lines
@@ -35,7 +39,7 @@ echo "# time to communicator over ${reps} processes (ms; ratio = runtime/raw wit
 summarize "raw" raw_ms
 summarize "runtime (total)" runtime_ms
 summarize "  runtime non-blocking init" rt_init_ms
-summarize "  runtime blocking split" rt_split_ms
+grep -q 'blocking=1' "${lines}" && summarize "  runtime blocking split" rt_split_ms
 awk '{for (i=1;i<=NF;i++) {split($i,kv,"="); f[kv[1]]=kv[2]} if (f["raw_ms"]>0) print "ratio=" f["runtime_ms"]/f["raw_ms"], $2}' "${lines}" >"${logs}/ratios.txt"
 lines="${logs}/ratios.txt"
 summarize "ratio runtime/raw" ratio

@@ -1,7 +1,8 @@
 # Sourced by the GPU-machine scripts: starts a real `nccl-sidecar --standalone` for one pod that
 # holds every local GPU, on a loopback port the OS picks.
 #   start_standalone_sidecar SIDECAR_BIN ATTEMPT GPUS LOG   -> sets sidecar_pid and sidecar_port
-# Returns 1 (sidecar killed, port empty) when no "listen=" line shows up in LOG within 10 s.
+# Returns 1 (sidecar stopped, port empty) unless its start line with a real port shows up in LOG
+# within 10 s (a sidecar that cannot bind logs "cannot listen" with port 0 and exits).
 start_standalone_sidecar() {
   local bin=$1 attempt=$2 gpus=$3 log=$4
   NCCLJOB_NAME=bench NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME=bench-0 NCCLJOB_INDEX=0 NCCLJOB_REPLICAS=1 \
@@ -11,15 +12,19 @@ start_standalone_sidecar() {
   sidecar_pid=$!
   sidecar_port=""
   for _ in $(seq 1 100); do
-    sidecar_port=$(grep -o 'listen=127.0.0.1:[0-9]*' "${log}" 2>/dev/null | head -1 | cut -d: -f2)
+    sidecar_port=$(grep -v 'cannot listen' "${log}" 2>/dev/null | grep -o 'listen=127.0.0.1:[1-9][0-9]*' | head -1 | cut -d: -f2)
     [[ -n "${sidecar_port}" ]] && return 0
+    kill -0 "${sidecar_pid}" 2>/dev/null || break
     sleep 0.1
   done
-  kill "${sidecar_pid}" 2>/dev/null
+  sidecar_port=""
+  stop_standalone_sidecar
   return 1
 }
 
 stop_standalone_sidecar() {
+  [[ -n "${sidecar_pid:-}" ]] || return 0
   kill "${sidecar_pid}" 2>/dev/null
   wait "${sidecar_pid}" 2>/dev/null
+  sidecar_pid=""
 }

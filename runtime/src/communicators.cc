@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "log.h"
@@ -121,6 +122,7 @@ Communicators& Communicators::operator=(Communicators&& other) noexcept {
     ranks_ = std::move(other.ranks_);
     devices_ = std::move(other.devices_);
     world_size_ = other.world_size_;
+    blocking_ = other.blocking_;
     other.comms_.clear();
     other.parents_.clear();
   }
@@ -154,6 +156,9 @@ Status Communicators::Destroy(milliseconds timeout) {
 
 Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& id,
                                         const CommOptions& options, Deadline deadline) {
+  auto blocking_mode = ResolveBlocking(options);
+  if (!blocking_mode.ok()) return blocking_mode.status();
+  const bool blocking = *blocking_mode;
   const int local = env.ranks_per_pod();
   std::vector<int> devices = options.devices;
   if (devices.empty()) {
@@ -180,11 +185,11 @@ Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& i
 
   Communicators out;
   out.world_size_ = env.world_size;
+  out.blocking_ = blocking;
   out.devices_ = devices;
   out.comms_.assign(local, nullptr);
   for (int g = 0; g < local; ++g) out.ranks_.push_back(env.first_rank() + g);
 
-  const bool blocking = options.blocking.value_or(env.blocking_comms);
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;  // so we can watch the deadline and abort instead of hanging in init
   if (blocking) config.splitShare = 1;  // the blocking split reuses this init's resources
@@ -246,9 +251,16 @@ Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& i
   return out;
 }
 
+Result<bool> ResolveBlocking(const CommOptions& options) {
+  if (options.blocking.has_value()) return *options.blocking;
+  return ParseBlockingCommMode([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+}
+
 Result<Communicators> Init(const CommOptions& options) {
   auto env = ReadJobEnv();
   if (!env.ok()) return env.status();
+  auto blocking = ResolveBlocking(options);  // a bad NCCL_K8S_COMM_MODE fails before the id exchange
+  if (!blocking.ok()) return blocking.status();
   auto timeout = options.timeout.count() > 0 ? options.timeout
                                              : std::chrono::duration_cast<milliseconds>(env->init_timeout);
   Deadline deadline = Clock::now() + timeout;

@@ -1,5 +1,7 @@
 #include "nccl_k8s/job_env.h"
 
+#include <cctype>
+
 #include <charconv>
 #include <cstdlib>
 #include <string_view>
@@ -70,14 +72,6 @@ Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
   } else {
     env.sidecar_url = url;
   }
-  if (const char* mode = lookup("NCCL_K8S_COMM_MODE"); mode != nullptr && *mode != '\0') {
-    std::string_view value(mode);
-    if (value == "blocking") {
-      env.blocking_comms = true;
-    } else if (value != "nonblocking") {
-      problems.Add(std::string("NCCL_K8S_COMM_MODE='") + mode + "' is neither 'nonblocking' nor 'blocking'");
-    }
-  }
   if (const char* name = lookup("NCCLJOB_NAME")) env.job_name = name;
   if (const char* ip = lookup("NCCLJOB_POD_IP")) env.pod_ip = ip;
 
@@ -113,6 +107,21 @@ Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
                       "hand, export them (see docs/contracts.md, 'Env injected').");
   }
   return env;
+}
+
+Result<bool> ParseBlockingCommMode(const EnvLookup& lookup) {
+  const char* raw = lookup("NCCL_K8S_COMM_MODE");
+  if (raw == nullptr || *raw == '\0') return false;
+  std::string value;
+  for (const char* c = raw; *c != '\0'; ++c) {
+    if (*c == '-' || *c == '_') continue;
+    value.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(*c))));
+  }
+  if (value == "blocking") return true;
+  if (value == "nonblocking") return false;
+  return Status(Code::kInvalidEnv, std::string("NCCL_K8S_COMM_MODE='") + raw +
+                                       "' is neither 'nonblocking' (the default) nor 'blocking'; unset it or "
+                                       "pick one (runtime/README.md explains the choice)");
 }
 
 Result<JobEnv> ReadJobEnv() {

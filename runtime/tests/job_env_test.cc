@@ -37,34 +37,47 @@ TEST(JobEnv, ParsesTheContract) {
   EXPECT_FALSE(env->is_root());
 }
 
-TEST(JobEnv, CommModeDefaultsToNonBlocking) {
-  auto env = Parse(Valid());
-  ASSERT_TRUE(env.ok()) << env.status().ToString();
-  EXPECT_FALSE(env->blocking_comms);
-
-  Env blocking = Valid();
-  blocking["NCCL_K8S_COMM_MODE"] = "blocking";
-  env = Parse(blocking);
-  ASSERT_TRUE(env.ok()) << env.status().ToString();
-  EXPECT_TRUE(env->blocking_comms);
-
-  Env explicit_default = Valid();
-  explicit_default["NCCL_K8S_COMM_MODE"] = "nonblocking";
-  env = Parse(explicit_default);
-  ASSERT_TRUE(env.ok()) << env.status().ToString();
-  EXPECT_FALSE(env->blocking_comms);
+Result<bool> CommMode(const char* value) {
+  return ParseBlockingCommMode([value](const char* name) -> const char* {
+    return std::string_view(name) == "NCCL_K8S_COMM_MODE" ? value : nullptr;
+  });
 }
 
-TEST(JobEnv, RejectsAnUnknownCommModeAlongsideOtherProblems) {
-  Env bad = Valid();
-  bad["NCCL_K8S_COMM_MODE"] = "Blocking";
-  bad.erase("NCCLJOB_ATTEMPT");
-  auto env = Parse(bad);
-  ASSERT_FALSE(env.ok());
-  EXPECT_EQ(env.status().code(), Code::kInvalidEnv);
-  EXPECT_NE(env.status().message().find("NCCL_K8S_COMM_MODE='Blocking'"), std::string::npos)
-      << env.status().message();
-  EXPECT_NE(env.status().message().find("NCCLJOB_ATTEMPT"), std::string::npos) << env.status().message();
+TEST(CommMode, DefaultsToNonBlocking) {
+  for (const char* unset : {static_cast<const char*>(nullptr), ""}) {
+    auto mode = CommMode(unset);
+    ASSERT_TRUE(mode.ok()) << mode.status().ToString();
+    EXPECT_FALSE(*mode);
+  }
+}
+
+TEST(CommMode, AcceptsBothModesInTheUsualSpellings) {
+  for (const char* blocking : {"blocking", "Blocking", "BLOCKING"}) {
+    auto mode = CommMode(blocking);
+    ASSERT_TRUE(mode.ok()) << blocking << ": " << mode.status().ToString();
+    EXPECT_TRUE(*mode) << blocking;
+  }
+  for (const char* nonblocking : {"nonblocking", "non-blocking", "non_blocking", "NonBlocking"}) {
+    auto mode = CommMode(nonblocking);
+    ASSERT_TRUE(mode.ok()) << nonblocking << ": " << mode.status().ToString();
+    EXPECT_FALSE(*mode) << nonblocking;
+  }
+}
+
+TEST(CommMode, RejectsAnythingElseNamingTheVariable) {
+  for (const char* bad : {"block", "async", "1", "blocking-ish"}) {
+    auto mode = CommMode(bad);
+    ASSERT_FALSE(mode.ok()) << bad;
+    EXPECT_EQ(mode.status().code(), Code::kInvalidEnv);
+    EXPECT_NE(mode.status().message().find(std::string("NCCL_K8S_COMM_MODE='") + bad + "'"), std::string::npos)
+        << mode.status().message();
+  }
+}
+
+TEST(CommMode, ItsTypoNeverBreaksTheJobEnv) {
+  Env env = Valid();
+  env["NCCL_K8S_COMM_MODE"] = "typo";
+  EXPECT_TRUE(Parse(env).ok());  // nccl-k8s-id and the id part do not read it
 }
 
 TEST(JobEnv, ZeroGpusMeansOneCpuRankPerPod) {

@@ -119,6 +119,9 @@ int main(int argc, char** argv) {
 
   auto env = nccl_k8s::ReadJobEnv();
   if (!env.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", env.status().ToString().c_str()); return 1; }
+  auto blocking = nccl_k8s::ResolveBlocking(options);  // a bad NCCL_K8S_COMM_MODE fails before the id exchange
+  if (!blocking.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", blocking.status().ToString().c_str()); return 1; }
+  options.blocking = *blocking;
   auto started = nccl_k8s::Clock::now();
   auto deadline = started + env->init_timeout;
   auto id = nccl_k8s::ObtainUniqueId(*env, deadline);

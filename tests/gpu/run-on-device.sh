@@ -5,7 +5,9 @@
 #   tests/gpu/run-on-device.sh                      # shapes "2x1 1x2" (2 GPUs)
 #   SHAPES="2x2 1x4 4x1" tests/gpu/run-on-device.sh # 4 GPUs;  8 GPUs: SHAPES="2x4 4x2 8x1 1x8"
 # The benchmark uses every GPU of the machine in one process (at most 8; BENCH_GPUS overrides).
-# Every process runs under `timeout`; on 2 GPUs the whole script takes about 5 minutes.
+# Every process runs under `timeout` (parts: tests 240 s, init 210 s, bench 100 s a run, within the
+# device's 600 s a call for the default six runs only when nothing hangs); on 2 GPUs the whole script
+# takes about 5-6 minutes. Exit status 1 when a part failed (named on the last line).
 # Knobs: PARTS="tests init bench" (a subset runs only those), INIT_REPS / INIT_REPS_BLOCKING
 # (processes sampled for time to communicator), BENCH_MODES (one benchmark run per word:
 # "default" = NCCL_K8S_COMM_MODE unset, "--blocking"), BENCH_ARGS (iterations and repetitions).
@@ -31,47 +33,63 @@ export LD_LIBRARY_PATH="${nccl_lib}:${bundle}/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY
 cat "${out}/env.txt" | head -30
 
 parts=" ${PARTS:-tests init bench} "   # which parts to run (all by default)
+unset NCCL_K8S_COMM_MODE                # "default" below means the runtime's own default
 : >"${out}/gpu-tests.txt"; : >"${out}/init.txt"; : >"${out}/bench.txt"
+failed=""                               # parts that failed; the exit status is 1 when any did
+reap() {  # a part's outer `timeout` kills only its shell: stop what it left behind
+  pkill -f "${bundle}/bin/" 2>/dev/null || true
+}
+source "${repo}/bench/allreduce/standalone-sidecar.sh"
+
 if [[ "$parts" == *" tests "* ]]; then
-echo "===== GPU tests"
-SHAPES="${SHAPES:-2x1 1x2}" timeout 300 "${repo}/tests/gpu/gpu-tests.sh" "${bundle}/bin" "${bundle}/bin/nccl-sidecar" "${logs}/gpu" 2>&1 | tee "${out}/gpu-tests.txt"
+  echo "===== GPU tests"
+  SHAPES="${SHAPES:-2x1 1x2}" timeout 240 "${repo}/tests/gpu/gpu-tests.sh" "${bundle}/bin" "${bundle}/bin/nccl-sidecar" "${logs}/gpu" 2>&1 | tee "${out}/gpu-tests.txt"
+  [[ ${PIPESTATUS[0]} -eq 0 ]] || failed+=" tests"
+  reap
 fi
 
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 bench_gpus=${BENCH_GPUS:-$(( gpus < 8 ? gpus : 8 ))}
 export BENCH_GPUS=${bench_gpus}
 if [[ "$parts" == *" init "* ]]; then
-echo "===== time to communicator: raw vs runtime, one process per sample, alternating order (${bench_gpus} GPUs)"
-{
-  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) non-blocking (default): bench/allreduce/init-reps.sh ${INIT_REPS:-30}"
-  timeout 200 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS:-30}"
-  echo "# blocking (NCCL_K8S_COMM_MODE=blocking, split): init-reps.sh ${INIT_REPS_BLOCKING:-10} --blocking"
-  timeout 100 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS_BLOCKING:-10}" --blocking
-} 2>&1 | tee "${out}/init.txt"
+  echo "===== time to communicator: raw vs runtime, one process per sample, alternating order (${bench_gpus} GPUs)"
+  {
+    echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) non-blocking (default): bench/allreduce/init-reps.sh ${INIT_REPS:-30}"
+    timeout 150 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS:-30}"
+    echo "# blocking (--blocking: split communicators): init-reps.sh ${INIT_REPS_BLOCKING:-10} --blocking"
+    timeout 60 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS_BLOCKING:-10}" --blocking
+  } 2>&1 | tee "${out}/init.txt"
+  grep -q "no sample\|no samples" "${out}/init.txt" && failed+=" init"
+  reap
 fi
 
-echo "===== benchmark: runtime vs raw NCCL, one process x ${bench_gpus} GPUs"
-source "${repo}/bench/allreduce/standalone-sidecar.sh"
 bench_args="--min-bytes 1M --max-bytes 1G ${BENCH_ARGS:---iters 40 --reps 15 --raw-inits 3}"
-[[ "$parts" == *" bench "* ]] && {
-  echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nvidia-smi -L | tr '\n' ' ')"
-  attempt=0
-  for mode in ${BENCH_MODES:-default default --blocking default default default}; do
-    [[ "$mode" == default ]] && mode=""
-    attempt=$((attempt + 1))
-    start_standalone_sidecar "${bundle}/bin/nccl-sidecar" "$attempt" "${bench_gpus}" "${logs}/bench-sidecar-$attempt.log" \
-      || { echo "## run $attempt: sidecar did not start"; continue; }
-    echo "## run $attempt: NCCLJOB_ATTEMPT=$attempt nccl-allreduce-bench ${bench_args} $mode"
-    NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE=${bench_gpus} NCCLJOB_GPUS_PER_POD=${bench_gpus} NCCLJOB_ATTEMPT=$attempt \
-      NCCLJOB_SIDECAR_URL="http://127.0.0.1:${sidecar_port}" NCCLJOB_INIT_TIMEOUT_SECONDS=120 NCCL_K8S_LOG_LEVEL=warn \
-      timeout 150 "${bundle}/bin/nccl-allreduce-bench" ${bench_args} $mode
-    echo "## exit $?"
-    stop_standalone_sidecar
-  done
-} 2>&1 | tee "${out}/bench.txt"
+if [[ "$parts" == *" bench "* ]]; then
+  echo "===== benchmark: runtime vs raw NCCL, one process x ${bench_gpus} GPUs"
+  {
+    echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nvidia-smi -L | tr '\n' ' ')"
+    attempt=0
+    for mode in ${BENCH_MODES:-default default --blocking default default default}; do
+      [[ "$mode" == default ]] && mode=""
+      attempt=$((attempt + 1))
+      start_standalone_sidecar "${bundle}/bin/nccl-sidecar" "$attempt" "${bench_gpus}" "${logs}/bench-sidecar-$attempt.log" \
+        || { echo "## run $attempt: sidecar did not start"; echo "## exit 1"; continue; }
+      echo "## run $attempt: NCCLJOB_ATTEMPT=$attempt nccl-allreduce-bench ${bench_args} $mode"
+      NCCLJOB_INDEX=0 NCCLJOB_WORLD_SIZE=${bench_gpus} NCCLJOB_GPUS_PER_POD=${bench_gpus} NCCLJOB_ATTEMPT=$attempt \
+        NCCLJOB_SIDECAR_URL="http://127.0.0.1:${sidecar_port}" NCCLJOB_INIT_TIMEOUT_SECONDS=120 NCCL_K8S_LOG_LEVEL=warn \
+        timeout 100 "${bundle}/bin/nccl-allreduce-bench" ${bench_args} $mode
+      echo "## exit $?"
+      stop_standalone_sidecar
+    done
+  } 2>&1 | tee "${out}/bench.txt"
+  grep -q "^## exit [1-9]" "${out}/bench.txt" && failed+=" bench"
+  reap
+fi
 
 tar -czf "${out}/logs.tar.gz" -C "${logs}" . 2>/dev/null
 echo "===== summary"
 grep -E "passed, .* failed|^(PASS|FAIL|SKIP)" "${out}/gpu-tests.txt"
-grep -E "^(#|raw|runtime|  runtime|ratio|order-balanced)" "${out}/init.txt"
+grep -E "^(#|raw|runtime|  runtime|ratio|order-balanced|rep .*no sample)" "${out}/init.txt"
 grep -E "^## run|runtime communicators|^ *(1048576|16777216|1073741824) |exit" "${out}/bench.txt"
+if [[ -n "$failed" ]]; then echo "FAILED:${failed}"; exit 1; fi
+echo "all parts run passed"

@@ -19,9 +19,6 @@ struct JobEnv {
   std::string sidecar_url;   // NCCLJOB_SIDECAR_URL, e.g. http://127.0.0.1:8471
   std::string pod_ip;        // NCCLJOB_POD_IP (optional)
   std::chrono::seconds init_timeout{300};  // NCCLJOB_INIT_TIMEOUT_SECONDS (optional)
-  // NCCL_K8S_COMM_MODE (optional, set by the user, not the operator): "nonblocking" (default)
-  // hands out the non-blocking init communicators; "blocking" splits blocking ones from them.
-  bool blocking_comms = false;
 
   // NCCL ranks in this pod: max(gpus_per_pod, 1).
   int ranks_per_pod() const { return gpus_per_pod > 0 ? gpus_per_pod : 1; }
@@ -36,5 +33,11 @@ using EnvLookup = std::function<const char*(const char* name)>;
 // variable at once, so one look at the log fixes them all.
 Result<JobEnv> ParseJobEnv(const EnvLookup& lookup);
 Result<JobEnv> ReadJobEnv();
+
+// NCCL_K8S_COMM_MODE, set by the user (never injected): which communicators InitCommunicators
+// hands out when CommOptions.blocking is unset. true = "blocking"; false = "nonblocking" (also
+// "non-blocking", "non_blocking", any case) or unset. Only read where communicators are built,
+// so a typo never stops nccl-k8s-id or the id part.
+Result<bool> ParseBlockingCommMode(const EnvLookup& lookup);
 
 }  // namespace nccl_k8s

@@ -50,7 +50,8 @@ int nccl_k8s_get_unique_id(unsigned char out[NCCL_K8S_ID_BYTES], long timeout_ms
 
 /* Env, interface, id and this process's communicators under one deadline. devices may be NULL
  * (devices 0..n-1); otherwise n_devices must equal max(NCCLJOB_GPUS_PER_POD, 1). The
- * communicators are non-blocking unless NCCL_K8S_COMM_MODE=blocking (see nccl_k8s_is_blocking). */
+ * communicators are non-blocking unless NCCL_K8S_COMM_MODE=blocking is in the environment when this
+ * is called (from Python: os.environ before the call); nccl_k8s_is_blocking tells which. */
 int nccl_k8s_init(const int* devices, int n_devices, long timeout_ms, nccl_k8s_comms_t** out);
 
 int nccl_k8s_local_count(const nccl_k8s_comms_t* comms);

@@ -91,7 +91,8 @@ class Communicators {
   ncclComm_t comm(int local) const { return comms_.at(local); }
   int rank(int local) const { return ranks_.at(local); }
   int device(int local) const { return devices_.at(local); }
-  bool blocking() const { return !parents_.empty(); }
+  // Whether these are the blocking split communicators (kept after Abort/Destroy).
+  bool blocking() const { return blocking_; }
   const InitTimings& timings() const { return timings_; }
 
   // Non-blocking communicators (the default; CommOptions.blocking) may answer ncclInProgress to any
@@ -115,6 +116,7 @@ class Communicators {
   std::vector<int> ranks_;
   std::vector<int> devices_;
   int world_size_ = 0;
+  bool blocking_ = false;
 };
 
 // Non-blocking init of this process's communicators (group init for several GPUs), then (when
@@ -122,6 +124,9 @@ class Communicators {
 // error, with ncclGetErrorString and ncclGetLastError in the message.
 Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& id,
                                         const CommOptions& options, Deadline deadline);
+
+// options.blocking if set, else NCCL_K8S_COMM_MODE (kInvalidEnv when it is neither mode).
+Result<bool> ResolveBlocking(const CommOptions& options);
 
 // All of it under one deadline (NCCLJOB_INIT_TIMEOUT_SECONDS or options.timeout).
 Result<Communicators> Init(const CommOptions& options = {});
