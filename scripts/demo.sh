@@ -71,6 +71,9 @@ teardown() {
 
 phase "local node (tests/node; images map to $build)"
 node_bin=$("$root/tests/node/build.sh" | tail -1)
+# A ready file left by an earlier run (--keep, or a node killed hard) would pass the wait below
+# before this node has registered.
+"${sudo[@]}" rm -f "$dir/node/ready"
 "${sudo[@]}" "$node_bin" --node-name local-node --state-dir "$dir/node" --port 0 --cpu 32 --memory 64Gi \
   --image-map "$(flow_image_map)" --kubeconfig "$KUBECONFIG" \
   --ca-cert "$dir/pki/ca.crt" --ca-key "$dir/pki/ca.key" >"$dir/node.log" 2>&1 &

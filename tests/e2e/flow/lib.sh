@@ -13,6 +13,7 @@ flow_image_map() {
 flow_start_node() {
   local node=$1 bridge=$2 cidr=$3 state=$4 schedule=$5 logf=$6 bin
   bin=$("$flow_root/tests/node/build.sh" | tail -1)
+  rm -f "$state/ready"   # one left by an earlier run would end the wait before this node registers
   "$bin" --node-name "$node" --schedule="$schedule" --port 0 --state-dir "$state" \
     --bridge "$bridge" --pod-cidr "$cidr" --cpu 32 --memory 64Gi \
     --ca-cert "$CONTROLPLANE_DIR/pki/ca.crt" --ca-key "$CONTROLPLANE_DIR/pki/ca.key" \
