@@ -3,25 +3,33 @@
 # node (tests/node: pods run as processes in network namespaces; no Docker, no GPU), installs
 # the operator with Helm, applies deploy/examples/ncclJob.yaml and shows the job succeed:
 # kubectl get nj, its conditions, its events and every rank's log lines. Tears everything
-# down at the end unless --keep (then: source DIR/env; kubectl get nj).
+# down at the end unless --keep (then: source DIR/env; kubectl get nj; scripts/demo.sh --down).
 #
 #   scripts/demo.sh [--keep] [--dir DIR] [--build-dir DIR] [--no-build]
-#     --dir        control plane and node state (default .demo)
+#   scripts/demo.sh --down [--dir DIR]
+#     --keep       leave the control plane and the node running after the demo
+#     --down       stop a demo that --keep left running in DIR (node, then control plane), exit
+#     --dir        control plane and node state (default .demo); the node's pid is DIR/node.pid
 #     --build-dir  the C++ build (default build, as scripts/test.sh)
 #     --no-build   use the build as it is (needs nccl-operator, nccl-sidecar, nccl-allreduce)
+#
+# A demo still running in DIR (an earlier --keep) is stopped first, as --down does.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dir="$root/.demo"
 build="$root/build"
 keep=0
+down=0
 setup_flags=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep) keep=1; shift ;;
+    --down) down=1; shift ;;
     --dir) dir=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
     --no-build) setup_flags+=(--no-build); shift ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    # The header comment, up to the first line that is not one.
+    -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0"; exit 0 ;;
     *) echo "demo.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -46,13 +54,86 @@ show() {
   esac
 }
 
+cp_sh="$root/tests/controlplane/controlplane.sh"
+node_pid_file() { echo "$dir/node.pid"; }
+# node_alive <pid>: the pid is still a testnode (not a number the kernel has reused). Reads /proc
+# rather than kill -0, which fails with EPERM for a node that sudo started as root.
+node_alive() {
+  local cmdline
+  [ -n "$1" ] && cmdline=$(tr '\0' ' ' 2>/dev/null <"/proc/$1/cmdline") && [[ "$cmdline" == *testnode* ]]
+}
+# node_of_dir: the pid of a testnode with state in $dir/node that no node.pid names (a demo
+# kept by a version of this script that did not write one).
+node_of_dir() {
+  local f cmdline
+  for f in /proc/[0-9]*/cmdline; do
+    cmdline=$(tr '\0' ' ' 2>/dev/null <"$f") || continue
+    if [[ "$cmdline" == *testnode*" --state-dir $dir/node "* ]]; then f=${f#/proc/}; echo "${f%/cmdline}"; return; fi
+  done
+}
+controlplane_running() {
+  "$cp_sh" status --dir "$dir" >/dev/null 2>&1 && return 0
+  local p
+  for p in etcd apiserver controller-manager; do
+    [ -f "$dir/$p.pid" ] && kill -0 "$(cat "$dir/$p.pid")" 2>/dev/null && return 0
+  done
+  return 1
+}
+# stop_demo <why>: stops what a demo runs in $dir. The node first, with SIGTERM, and waits for
+# it: it stops its pods and deletes their network namespaces (and marks the Node NotReady,
+# which needs the API server); then the control plane. Prints nothing when nothing runs.
+stop_demo() {
+  local why=$1 pid="" stopped=0
+  [ -f "$(node_pid_file)" ] && pid=$(cat "$(node_pid_file)")
+  node_alive "$pid" || pid=$(node_of_dir)
+  if node_alive "$pid"; then
+    echo "demo: $why: stopping the node (pid $pid, log $dir/node.log)"
+    "${sudo[@]}" kill -TERM "$pid" 2>/dev/null || true
+    # testnode gives its pods 15 s, then marks the Node NotReady (5 s at most).
+    local deadline=$(( $(date +%s) + 45 ))
+    while node_alive "$pid"; do
+      if [ "$(date +%s)" -ge "$deadline" ]; then
+        echo "demo: the node (pid $pid) did not stop in 45s after SIGTERM; killing it (pods' processes may be left; the next node removes stale netns)" >&2
+        "${sudo[@]}" kill -KILL "$pid" 2>/dev/null || true
+        break
+      fi
+      sleep 0.2
+    done
+    stopped=1
+  fi
+  "${sudo[@]}" rm -f "$(node_pid_file)"
+  if controlplane_running; then
+    echo "demo: $why: stopping the control plane in $dir"
+    "$cp_sh" down --dir "$dir"
+    stopped=1
+  fi
+  [ "$stopped" -eq 1 ]
+}
+# The command that stops this demo, as a user would type it.
+down_command() {
+  local cmd="scripts/demo.sh --down"
+  [ "$dir" = "$root/.demo" ] || cmd+=" --dir $dir"
+  echo "$cmd"
+}
+
+if [ "$down" -eq 1 ]; then
+  [ "$keep" -eq 0 ] && [ ${#setup_flags[@]} -eq 0 ] || { echo "demo.sh: --down takes only --dir" >&2; exit 2; }
+  [ -d "$dir" ] || { echo "demo: nothing to stop: $dir does not exist"; exit 0; }
+  dir=$(cd "$dir" && pwd)
+  stop_demo "--down" || echo "demo: nothing was running in $dir"
+  exit 0
+fi
+
 phase "build (scripts/setup.sh: packages, NVIDIA wheels, control plane binaries, C++ build)"
 "$root/scripts/setup.sh" --build-dir "$build" "${setup_flags[@]}"
 mkdir -p "$build"; build=$(cd "$build" && pwd)
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 
+# controlplane.sh up would replace a running control plane under an earlier demo's node, which
+# would keep running against a dead API server and hold the bridge the new node needs.
+if stop_demo "an earlier demo is still running in $dir"; then echo "demo: the earlier demo is stopped"; fi
+
 phase "local control plane"
-cp_sh="$root/tests/controlplane/controlplane.sh"
 "$cp_sh" up --dir "$dir"
 # shellcheck source=/dev/null
 source "$dir/env"
@@ -63,18 +144,25 @@ node_pid=""
 teardown() {
   phase "tear down"
   "$helm" uninstall nccl-operator -n nccl-system --wait --timeout 60s >/dev/null 2>&1 || true
-  if [ -n "$node_pid" ]; then "${sudo[@]}" kill -TERM "$node_pid" 2>/dev/null || true; wait "$node_pid" 2>/dev/null || true; fi
-  "$cp_sh" down --dir "$dir"
+  stop_demo "tear down" || true
+  if [ -n "$node_pid" ]; then wait "$node_pid" 2>/dev/null || true; fi
   echo "demo took $(( $(date +%s) - t0 ))s in all"
 }
-[ "$keep" -eq 1 ] || trap teardown EXIT
+if [ "$keep" -eq 1 ]; then
+  trap 'echo "left running: source $dir/env; \$CONTROLPLANE_BIN/kubectl get nj"; echo "stop it: $(down_command)"' EXIT
+else
+  trap teardown EXIT
+fi
 
 phase "local node (tests/node; images map to $build)"
 node_bin=$("$root/tests/node/build.sh" | tail -1)
 # A ready file left by an earlier run (--keep, or a node killed hard) would pass the wait below
 # before this node has registered.
 "${sudo[@]}" rm -f "$dir/node/ready"
-"${sudo[@]}" "$node_bin" --node-name local-node --state-dir "$dir/node" --port 0 --cpu 32 --memory 64Gi \
+# The shell writes its own pid, then becomes the node: node.pid is testnode's pid even under
+# sudo, so a later --down (or the next run) signals the node itself.
+"${sudo[@]}" bash -c 'echo $$ >"$1" && shift && exec "$@"' node "$(node_pid_file)" \
+  "$node_bin" --node-name local-node --state-dir "$dir/node" --port 0 --cpu 32 --memory 64Gi \
   --image-map "$(flow_image_map)" --kubeconfig "$KUBECONFIG" \
   --ca-cert "$dir/pki/ca.crt" --ca-key "$dir/pki/ca.key" >"$dir/node.log" 2>&1 &
 node_pid=$!
@@ -109,8 +197,4 @@ if [ "$ok" -ne 1 ]; then
   exit 1
 fi
 phase "the job succeeded"
-if [ "$keep" -eq 1 ]; then
-  echo "left running: source $dir/env; \$CONTROLPLANE_BIN/kubectl get nj"
-  echo "stop: kill $node_pid (the node); tests/controlplane/controlplane.sh down --dir $dir"
-  echo "demo took $(( $(date +%s) - t0 ))s"
-fi
+[ "$keep" -eq 0 ] || echo "demo took $(( $(date +%s) - t0 ))s"
