@@ -297,6 +297,25 @@ TEST(Decide, InvalidSpecBecomesAFailedCondition) {
   EXPECT_FALSE(p.ensure_children);
 }
 
+TEST(Decide, APodTemplateTheApiServerRefusedFailsTheJobAndItsRunningPods) {
+  auto job = RunningJob();
+  const std::string refusal = "the API server refused pod train-1: Pod \"train-1\" is invalid: spec.volumes: Not found";
+  Plan p = Decide(job, {Pod(0, 1)}, Cm(1), kNow, refusal);
+  EXPECT_EQ(p.status.state, "Failed");
+  const api::Condition* failed = p.status.Find("Failed");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->reason, "PodTemplateRejected");
+  EXPECT_NE(failed->message.find("spec.volumes: Not found"), std::string::npos) << failed->message;
+  EXPECT_NE(failed->message.find("fix spec.template"), std::string::npos) << failed->message;
+  EXPECT_TRUE(p.create_pods.empty());
+  ASSERT_EQ(p.delete_pods.size(), 1u);  // the pod that did get created goes
+  ASSERT_FALSE(p.events.empty());
+  EXPECT_EQ(p.events.front().reason, "PodTemplateRejected");
+
+  Plan without = Decide(job, {Pod(0, 1)}, Cm(1), kNow);
+  EXPECT_NE(without.status.state, "Failed");
+}
+
 TEST(Decide, TtlDeletesTheFinishedJobWhenDue) {
   auto job = RunningJob();
   job.spec.ttl_seconds_after_finished = 30;

@@ -42,7 +42,7 @@ Json ServerPod(const std::string& trainer_state) {
 void ExpectSameObservation(const Json& full) {
   Json trimmed = full;
   TrimPod(trimmed);
-  for (const std::string& container : {"trainer", "logger"}) {
+  for (std::string container : {"trainer", "logger"}) {
     policy::ObservedPod a = policy::ObservePod(full, container);
     policy::ObservedPod b = policy::ObservePod(trimmed, container);
     EXPECT_EQ(a.name, b.name);

@@ -41,6 +41,7 @@ class Status {
   // 410: a watch or list resourceVersion is too old ("Expired" or "Gone"); relist.
   bool IsGone() const { return code_ == 410 || reason_ == "Expired" || reason_ == "Gone"; }
   bool IsInvalid() const { return reason_ == "Invalid" || code_ == 422; }
+  bool IsBadRequest() const { return reason_ == "BadRequest" || code_ == 400; }
   bool IsForbidden() const { return reason_ == "Forbidden" || code_ == 403; }
   bool IsUnauthorized() const { return reason_ == "Unauthorized" || code_ == 401; }
   bool IsTooManyRequests() const { return code_ == 429; }

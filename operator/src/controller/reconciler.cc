@@ -60,7 +60,11 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     cm = policy::ObserveConfigMap(*cm_object);
   }
 
-  policy::Plan plan = policy::Decide(job, pods, cm, api::Clock::now());
+  policy::Plan plan = policy::Decide(job, pods, cm, api::Clock::now(), TemplateRejection(job));
+  if (plan.status.Finished()) {
+    std::lock_guard<std::mutex> lock(rejections_mu_);
+    rejections_.erase(job.uid);
+  }
 
   if (plan.ensure_children || plan.attempt_started) {
     if (auto s = EnsureChildren(job); !s.ok()) return {s};
@@ -93,6 +97,12 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     logging::Info("controller", "deleted a finished job after ttlSecondsAfterFinished", {{"job", key}});
   }
   return {kube::Status::Ok(), plan.requeue_after};
+}
+
+std::string Reconciler::TemplateRejection(const api::NcclJob& job) {
+  std::lock_guard<std::mutex> lock(rejections_mu_);
+  auto it = rejections_.find(job.uid);
+  return it != rejections_.end() && it->second.generation == job.generation ? it->second.message : std::string();
 }
 
 kube::Status Reconciler::EnsureChildren(const api::NcclJob& job) {
@@ -168,14 +178,22 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
       Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
       auto created = client_->Create(res::kPods, job.namespace_, pod);
       if (created.ok() || created.status().IsAlreadyExists()) continue;
-      // Invalid/Forbidden: the template itself is wrong (or not allowed here); every other
-      // pod would fail the same way, so stop and say it once.
-      const bool rejected = created.status().IsInvalid() || created.status().IsForbidden();
+      // Malformed (400/422): the template is wrong and every pod would fail the same way, for
+      // good: remember it so the next reconcile fails the job. Forbidden (403): admission or a
+      // quota said no, which may pass: say so once and retry with backoff. Either way, stop.
+      const kube::Status& status = created.status();
+      const bool malformed = status.IsInvalid() || status.IsBadRequest();
+      const bool rejected = malformed || status.IsForbidden();
       std::lock_guard<std::mutex> lock(mu);
-      if (errors++ == 0 || (rejected && !template_rejected)) first_error = created.status();
+      if (errors++ == 0 || (rejected && !template_rejected)) first_error = status;
       if (rejected && !template_rejected.exchange(true)) {
-        events_.Record(job, {"Warning", "PodCreateFailed",
-                             "could not create pod " + api::PodName(job.name, index) + ": " + created.status().message()});
+        const std::string what = "the API server refused pod " + api::PodName(job.name, index) + ": " + status.message();
+        if (malformed) {
+          std::lock_guard<std::mutex> rejections_lock(rejections_mu_);
+          rejections_[job.uid] = {job.generation, what};
+        } else {
+          events_.Record(job, {"Warning", "PodCreateFailed", what + " (will retry)"});
+        }
       }
     }
   };

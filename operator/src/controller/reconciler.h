@@ -4,6 +4,8 @@
 
 #include <chrono>
 #include <memory>
+#include <cstdint>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -57,6 +59,17 @@ class Reconciler {
   // of, to spare the API server five creates per reconcile. Reset by a restart.
   std::mutex ensured_mu_;
   std::set<std::string> ensured_;  // guarded by ensured_mu_
+
+  // The API server's answer when it refused a pod of a job as malformed, by job UID, for the
+  // generation it was made from: the next reconcile hands it to Decide, which fails the job. A
+  // restart forgets it, tries again and learns it again.
+  struct Rejection {
+    std::int64_t generation = 0;
+    std::string message;
+  };
+  std::string TemplateRejection(const api::NcclJob& job);
+  std::mutex rejections_mu_;
+  std::map<std::string, Rejection> rejections_;  // guarded by rejections_mu_
 };
 
 }  // namespace ncclop::controller

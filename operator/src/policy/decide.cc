@@ -16,8 +16,9 @@ namespace {
 
 class Decider {
  public:
-  Decider(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& cm, api::Time now)
-      : job_(job), pods_(pods), cm_(cm), now_(now) {
+  Decider(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& cm, api::Time now,
+          const std::string& pod_template_rejection)
+      : job_(job), pods_(pods), cm_(cm), now_(now), pod_template_rejection_(pod_template_rejection) {
     plan_.status = job.status;
     plan_.status.observed_generation = job.generation;
   }
@@ -26,6 +27,9 @@ class Decider {
     if (job_.being_deleted) return std::move(plan_);
     if (!job_.spec_error.empty() && !plan_.status.Finished()) {
       Fail("InvalidSpec", job_.spec_error);
+    }
+    if (!pod_template_rejection_.empty() && !plan_.status.Finished()) {
+      Fail("PodTemplateRejected", pod_template_rejection_ + "; fix spec.template and create the job again");
     }
     if (plan_.status.Finished()) {
       Finished();
@@ -263,14 +267,15 @@ class Decider {
   const std::vector<ObservedPod>& pods_;
   const ObservedConfigMap& cm_;
   api::Time now_;
+  const std::string& pod_template_rejection_;
   Plan plan_;
 };
 
 }  // namespace
 
 Plan Decide(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& configmap,
-            api::Time now) {
-  return Decider(job, pods, configmap, now).Run();
+            api::Time now, const std::string& pod_template_rejection) {
+  return Decider(job, pods, configmap, now, pod_template_rejection).Run();
 }
 
 }  // namespace ncclop::policy

@@ -41,7 +41,9 @@ struct Plan {
   std::optional<double> id_publish_latency_seconds;
 };
 
+// pod_template_rejection: the API server's reason when it refused to create a pod of this job's
+// current generation as malformed (400/422): the same template fails every time, so the job fails.
 Plan Decide(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& configmap,
-            api::Time now);
+            api::Time now, const std::string& pod_template_rejection = {});
 
 }  // namespace ncclop::policy

@@ -262,6 +262,28 @@ TEST_F(OperatorTest, AFailedPodEndsTheAttemptAndTheNextGetsFreshPodsAndNoId) {
   EXPECT_NE(events.output.find("rs-1"), std::string::npos) << "the event says which pod failed:\n" << events.output;
 }
 
+TEST_F(OperatorTest, APodTheApiServerRefusesAsMalformedFailsTheJobWithItsMessage) {
+  StartOperator();
+  // Passes the CRD (the template is preserved as is) but not the API server's pod validation.
+  const std::string yaml =
+      "apiVersion: nccl.dev/v1alpha1\nkind: NcclJob\nmetadata:\n  name: badtpl\nspec:\n  replicas: 3\n"
+      "  template:\n    spec:\n      containers:\n      - name: trainer\n        image: trainer:1\n"
+      "        volumeMounts:\n        - name: data\n          mountPath: /data\n";
+  ASSERT_EQ(Apply(ns_, yaml, "badtpl.yaml").exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "badtpl").value("state", "") == "Failed"; }, kTimeout))
+      << RunKubectl("get nj badtpl -n " + ns_ + " -o yaml").output;
+  Json status = Status(ns_, "badtpl");
+  EXPECT_EQ(ConditionReason(status, "Failed"), "PodTemplateRejected");
+  std::string message;
+  for (const Json& c : status["conditions"]) {
+    if (c.value("type", "") == "Failed") message = c.value("message", "");
+  }
+  EXPECT_NE(message.find("volumeMounts"), std::string::npos) << "the API server's reason is kept: " << message;
+  EXPECT_TRUE(Pods(ns_, "badtpl").empty());
+  auto events = RunKubectl("get events -n " + ns_ + " --field-selector involvedObject.name=badtpl");
+  EXPECT_NE(events.output.find("PodTemplateRejected"), std::string::npos) << events.output;
+}
+
 TEST_F(OperatorTest, ExhaustedRestartsFailTheJobWithAReason) {
   StartOperator();
   ASSERT_EQ(Apply(ns_, JobYaml("ex", 2, "  failurePolicy:\n    maxRestarts: 1\n    backoffSeconds: 0\n")).exit_code, 0);
@@ -382,6 +404,14 @@ TEST_F(OperatorTest, InvalidJobsAreRejectedByKubectlApplyWithUnderstandableMessa
       {"replicas-string", "  replicas: \"four\"\n", "spec.replicas"},
       {"no-image", "  template:\n    spec:\n      containers:\n      - name: t\n", "image: Required value"},
       {"a-very-long-name-that-cannot-fit-into-a-pod-hostname-x", "", "at most 52 characters"},
+      {"reserved-init-name",
+       "  template:\n    spec:\n      initContainers:\n      - name: nccl-sidecar\n        image: t:1\n"
+       "      containers:\n      - name: t\n        image: t:1\n",
+       "init container name nccl-sidecar is reserved"},
+      {"init-shares-a-name",
+       "  template:\n    spec:\n      initContainers:\n      - name: t\n        image: t:1\n"
+       "      containers:\n      - name: t\n        image: t:1\n",
+       "may not share its name with a container"},
   };
   for (const InvalidCase& c : cases) {
     std::string spec = c.spec;
