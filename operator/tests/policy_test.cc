@@ -288,6 +288,36 @@ TEST(Decide, SuspendDeletesPodsAndResumeStartsANewAttempt) {
   EXPECT_TRUE(HasEvent(r, "Resumed"));
 }
 
+TEST(Decide, AJobCreatedSuspendedSaysNoPodsWereMade) {
+  auto job = testing::Job(2, 1);
+  job.spec.suspend = true;
+  Plan s = Decide(job, {}, {}, kNow);
+  EXPECT_EQ(s.status.state, "Suspended");
+  ASSERT_FALSE(s.events.empty());
+  EXPECT_EQ(s.events.front().message.find("attempt 0"), std::string::npos) << s.events.front().message;
+  EXPECT_NE(s.status.Find("Suspended")->message.find("no pods"), std::string::npos);
+}
+
+TEST(Decide, AFinishedJobNoLongerWaitsForAnId) {
+  auto job = RunningJob();
+  job.spec.failure_policy.max_restarts = 0;
+  Plan started = Decide(testing::Job(4, 2), {}, {}, kNow);
+  job.status.conditions = started.status.conditions;  // IdPublished=False WaitingForRoot
+  ASSERT_EQ(job.status.Find("IdPublished")->reason, "WaitingForRoot");
+  auto pods = AllPods(1);
+  pods[2] = FailedPod(2, 1, 1);
+  Plan failed = Decide(job, pods, Cm(1), kNow);
+  ASSERT_EQ(failed.status.state, "Failed");
+  EXPECT_EQ(failed.status.Find("IdPublished")->reason, "JobFinished");
+  EXPECT_EQ(failed.status.Find("IdPublished")->status, "False");
+  EXPECT_NE(failed.status.Find("Failed")->message.find("failurePolicy.maxRestarts is 0"), std::string::npos)
+      << failed.status.Find("Failed")->message;
+
+  Plan succeeded = Decide(job, AllPods(1, "Succeeded"), Cm(1), kNow);
+  ASSERT_EQ(succeeded.status.state, "Succeeded");
+  EXPECT_EQ(succeeded.status.Find("IdPublished")->reason, "JobFinished");
+}
+
 TEST(Decide, InvalidSpecBecomesAFailedCondition) {
   auto job = testing::Job();
   job.spec_error = "spec.replicas must be between 1 and 4096, got 0";

@@ -50,6 +50,16 @@ class Decider {
     plan_.events.push_back({type, reason, message});
   }
   std::string Now() const { return api::FormatTime(now_); }
+  static std::string Count(int n, const std::string& noun) {
+    return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  }
+
+  // A finished job waits for no id: the condition says so instead of "waiting for pod 0".
+  void CloseIdCondition(const std::string& how) {
+    if (st().Find(api::condition::kIdPublished) && !st().IsTrue(api::condition::kIdPublished)) {
+      Set(api::condition::kIdPublished, false, "JobFinished", "the job " + how + " before an id was published");
+    }
+  }
 
   void UpdateCounts() {
     status::Counts c = status::CountPods(pods_, st().attempt);
@@ -73,6 +83,7 @@ class Decider {
     Set(api::condition::kFailed, true, reason, message);
     Set(api::condition::kRunning, false, reason, "the job failed");
     if (st().Find(api::condition::kRestarting)) Set(api::condition::kRestarting, false, reason, "the job failed");
+    CloseIdCondition("failed");
     Emit("Warning", reason, message);
   }
 
@@ -93,10 +104,13 @@ class Decider {
     if (!st().IsTrue(api::condition::kSuspended)) {
       st().state = api::state::kSuspended;
       st().restart_after.clear();
-      Set(api::condition::kSuspended, true, "Suspended", "spec.suspend is true; pods were deleted");
+      const bool ran = st().attempt > 0;
+      Set(api::condition::kSuspended, true, "Suspended",
+          ran ? "spec.suspend is true; pods were deleted" : "spec.suspend is true; no pods are created");
       Set(api::condition::kRunning, false, "Suspended", "the job is suspended");
       if (st().Find(api::condition::kRestarting)) Set(api::condition::kRestarting, false, "Suspended", "the job is suspended");
-      Emit("Normal", "Suspended", "deleted the pods of attempt " + std::to_string(st().attempt));
+      Emit("Normal", "Suspended",
+           ran ? "deleted the pods of attempt " + std::to_string(st().attempt) : "created suspended: no pods until spec.suspend is false");
     }
   }
 
@@ -114,7 +128,7 @@ class Decider {
     if (st().Find(api::condition::kRestarting)) Set(api::condition::kRestarting, false, "AttemptStarted", why);
     plan_.attempt_started = true;
     Emit("Normal", attempt == 1 ? "Created" : "AttemptStarted",
-         why + ": creating " + std::to_string(job_.spec.replicas) + " pods of attempt " + std::to_string(attempt));
+         why + ": creating " + Count(job_.spec.replicas, "pod") + " of attempt " + std::to_string(attempt));
   }
 
   void Active() {
@@ -161,9 +175,10 @@ class Decider {
           UpdateCounts();
           return true;
         case FailureVerdict::kRestartsExhausted:
-          Fail("MaxRestartsExceeded", "attempt " + std::to_string(attempt) + " failed (" + failure->detail +
-                                          ") and all " + std::to_string(fp.max_restarts) +
-                                          " restarts of failurePolicy.maxRestarts are used");
+          Fail("MaxRestartsExceeded", "attempt " + std::to_string(attempt) + " failed (" + failure->detail + ") and " +
+                                          (fp.max_restarts == 0 ? std::string("failurePolicy.maxRestarts is 0")
+                                                                : "all " + Count(fp.max_restarts, "restart") +
+                                                                      " of failurePolicy.maxRestarts are used"));
           DeletePods(false);
           UpdateCounts();
           return true;
@@ -191,6 +206,7 @@ class Decider {
       Set(api::condition::kSucceeded, true, "AllTrainersSucceeded",
           "every trainer of attempt " + std::to_string(attempt) + " exited 0");
       Set(api::condition::kRunning, false, "Succeeded", "the job succeeded");
+      CloseIdCondition("succeeded");
       Emit("Normal", "Succeeded", "every trainer of attempt " + std::to_string(attempt) + " exited 0");
       UpdateCounts();
       Finished();
