@@ -77,3 +77,30 @@ prevention): get/list/watch on configmaps and get/patch on pods are therefore in
   resources: [events]
   verbs: [create, patch]
 {{- end }}
+
+{{/* The operator flags extraArgs sets, as JSON {"log-level": true, ...}. */}}
+{{- define "nccl-operator.extraFlags" -}}
+{{- $names := dict }}
+{{- range .Values.extraArgs }}
+{{- $_ := set $names (regexReplaceAll "^--([^=]*).*$" . "${1}") true }}
+{{- end }}
+{{- toJson $names }}
+{{- end }}
+
+{{/*
+Values that would render a broken install, refused with what to do instead. Included by the
+Deployment; renders nothing.
+*/}}
+{{- define "nccl-operator.validate" -}}
+{{- if and (gt (int .Values.replicaCount) 1) (not .Values.leaderElection.enabled) }}
+{{- fail (printf "replicaCount=%d with leaderElection.enabled=false would run %d operators that all reconcile every NcclJob at once: set leaderElection.enabled=true (extra replicas are then standbys) or replicaCount=1" (int .Values.replicaCount) (int .Values.replicaCount)) }}
+{{- end }}
+{{- /* The chart wires these flags to other objects (RBAC, the Lease, ports, probes). */}}
+{{- $wired := dict "namespace" "watchNamespace" "leader-elect" "leaderElection.enabled" "leader-election-id" "leaderElection.enabled (the Lease is <release>-leader)" "leader-election-namespace" "leaderElection.enabled (the Lease is in the release namespace)" "metrics-bind-address" "metrics.enabled and metrics.port" "health-probe-bind-address" "healthProbePort" }}
+{{- $extra := include "nccl-operator.extraFlags" . | fromJson }}
+{{- range $flag, $value := $wired }}
+{{- if hasKey $extra $flag }}
+{{- fail (printf "extraArgs sets --%s, which the chart derives from %s and wires into its RBAC, Lease, ports or probes: set that value instead" $flag $value) }}
+{{- end }}
+{{- end }}
+{{- end }}

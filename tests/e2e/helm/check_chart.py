@@ -64,9 +64,10 @@ def helm(*args, expect_ok=True):
     return done
 
 
-def render(*sets, expect_ok=True):
-    args = ["template", "nccl-operator", str(CHART), "--namespace", RELEASE_NS,
-            "--kube-version", KUBE_VERSION]
+def render(*sets, expect_ok=True, kube_version=KUBE_VERSION):
+    args = ["template", "nccl-operator", str(CHART), "--namespace", RELEASE_NS]
+    if kube_version:
+        args += ["--kube-version", kube_version]
     for s in sets:
         args += ["--set", s]
     done = helm(*args, expect_ok=expect_ok)
@@ -236,6 +237,53 @@ def test_switches():
           "serviceAccount.create=false without a name must fail with a message")
 
 
+def test_replicas_need_leader_election():
+    done = render("replicaCount=2", "leaderElection.enabled=false", expect_ok=False)
+    check(done.returncode != 0 and "leaderElection.enabled=true" in done.stderr and "replicaCount=2" in done.stderr,
+          f"replicaCount=2 without leader election must be refused, naming the fix: rc {done.returncode} {done.stderr.strip()}")
+    for sets, replicas in ((["replicaCount=2"], 2), (["replicaCount=1", "leaderElection.enabled=false"], 1),
+                           (["replicaCount=0", "leaderElection.enabled=false"], 0)):
+        deployment = one(render(*sets), "Deployment", " ".join(sets))
+        check(deployment and deployment["spec"]["replicas"] == replicas, f"{sets}: replicas != {replicas}")
+
+
+def flag_values(args, name):
+    return [a.split("=", 1)[1] if "=" in a else None for a in args
+            if a == f"--{name}" or a.startswith(f"--{name}=")]
+
+
+def test_extra_args():
+    # A flag the chart sets from a value: extraArgs replaces it; the operator sees it once.
+    for name, value in (("log-level", "debug"), ("log-format", "text"), ("concurrency", "7"),
+                        ("sidecar-image", "reg/side:9")):
+        c = operator_container(one(render(f"extraArgs={{--{name}={value}}}"), "Deployment", name))
+        check(flag_values(c["args"], name) == [value], f"extraArgs --{name}={value}: the operator gets {flag_values(c['args'], name)}")
+        check(len(flag_values(c["args"], "namespace")) == 1, f"extraArgs --{name} dropped another flag: {c['args']}")
+    c = operator_container(one(render("extraArgs={--log-level=warn,--concurrency=2}"), "Deployment", "two"))
+    check(flag_values(c["args"], "log-level") == ["warn"] and flag_values(c["args"], "concurrency") == ["2"]
+          and flag_values(c["args"], "log-format") == ["json"], f"two extraArgs: {c['args']}")
+    # A flag the chart wires into RBAC, the Lease, ports or probes: refused, naming the value.
+    for flag, value in (("--namespace=ml", "watchNamespace"), ("--leader-elect=false", "leaderElection.enabled"),
+                        ("--leader-election-id=x", "leaderElection.enabled"),
+                        ("--leader-election-namespace=x", "leaderElection.enabled"),
+                        ("--metrics-bind-address=:9", "metrics.port"), ("--health-probe-bind-address=:9", "healthProbePort")):
+        done = render(f"extraArgs={{{flag}}}", expect_ok=False)
+        check(done.returncode != 0 and value in done.stderr,
+              f"extraArgs {flag} must be refused naming {value}: rc {done.returncode} {done.stderr.strip()}")
+
+
+def test_kube_version():
+    # kubeVersion stays (native sidecars need 1.29); helm template's default (v1.20.0) is refused,
+    # so the docs must name --kube-version.
+    done = render(kube_version=None, expect_ok=False)
+    check(done.returncode != 0 and ">=1.29" in done.stderr, f"helm template with no --kube-version: {done.stderr.strip()}")
+    check(render(kube_version="1.28.9", expect_ok=False).returncode != 0, "the chart must refuse Kubernetes 1.28")
+    check(one(render(kube_version="1.29"), "Deployment", "--kube-version 1.29") is not None, "--kube-version 1.29")
+    for doc in (ROOT / "README.md", CHART / "README.md"):
+        check("helm template nccl-operator charts/nccl-operator -n nccl-system --kube-version 1.29" in doc.read_text(),
+              f"{doc.relative_to(ROOT)} must show helm template with --kube-version")
+
+
 def test_lint():
     for sets in ([], ["--set", "watchNamespace=ml"]):
         done = helm("lint", "--strict", str(CHART), *sets, expect_ok=False)
@@ -252,7 +300,8 @@ def test_crds_shipped():
 
 
 def main():
-    for test in (test_lint, test_defaults, test_one_namespace, test_switches, test_crds_shipped):
+    for test in (test_lint, test_defaults, test_one_namespace, test_switches, test_replicas_need_leader_election,
+                 test_extra_args, test_kube_version, test_crds_shipped):
         before = len(failures)
         test()
         print(f"{'ok  ' if len(failures) == before else 'FAIL'} {test.__name__}")
