@@ -19,7 +19,7 @@
 namespace {
 
 constexpr const char* kHelp = R"(usage: nccl-allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] [--no-check]
-                      [--blocking|--nonblocking] [--linger-seconds N]
+                      [--blocking|--nonblocking] [--require-gpu] [--linger-seconds N]
 
 An example NcclJob trainer. Reads the NcclJob env contract, sets NCCL_SOCKET_IFNAME, gets the
 NCCL id through the sidecar (root: creates and posts it; others: long-poll), builds one
@@ -28,7 +28,8 @@ then all-reduces float sums from --min-bytes to --max-bytes (powers of two), che
 element, and prints size, time, algbw and busbw (busbw = algbw * 2(n-1)/n) like nccl-tests.
 
 Without a GPU (or NCCLJOB_GPUS_PER_POD=0) it does the id part only, says that the GPU part was
-skipped, and exits 0.
+skipped, and exits 0. --require-gpu makes a missing or unusable GPU an error (exit 1) when
+NCCLJOB_GPUS_PER_POD > 0, so a GPU job on a node without working GPUs does not look like a success.
 
 It logs one line with its rank, attempt, the chosen NCCL_SOCKET_IFNAME and the root's bootstrap
 address (ip:port) taken from the id; never the id itself. --linger-seconds N keeps it alive N
@@ -95,10 +96,12 @@ int main(int argc, char** argv) {
   nccl_k8s::SweepConfig sweep;
   int linger_seconds = 0;
   nccl_k8s::CommOptions options;
+  bool require_gpu = false;
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "-h" || arg == "--help") { std::fputs(kHelp, stdout); return 0; }
     if (arg == "--no-check") { sweep.check = false; continue; }
+    if (arg == "--require-gpu") { require_gpu = true; continue; }
     if (arg == "--blocking" || arg == "--nonblocking") { options.blocking = arg == "--blocking"; continue; }
     bool ok = i + 1 < argc;
     if (ok && arg == "--min-bytes") ok = ParseBytes(argv[++i], &sweep.min_bytes);
@@ -122,6 +125,11 @@ int main(int argc, char** argv) {
   auto blocking = nccl_k8s::ResolveBlocking(options);  // a bad NCCL_K8S_COMM_MODE fails before the id exchange
   if (!blocking.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", blocking.status().ToString().c_str()); return 1; }
   options.blocking = *blocking;
+  if (std::string why; require_gpu && env->gpus_per_pod > 0 && !GpuAvailable(&why)) {  // before the id exchange
+    std::fprintf(stderr, "nccl-allreduce: NCCLJOB_GPUS_PER_POD=%d but no usable GPU (%s); --require-gpu makes that an error\n",
+                 env->gpus_per_pod, why.c_str());
+    return 1;
+  }
   auto started = nccl_k8s::Clock::now();
   auto deadline = started + env->init_timeout;
   auto id = nccl_k8s::ObtainUniqueId(*env, deadline);
