@@ -64,6 +64,20 @@ TEST(ObservePod, FailedPhaseWithoutContainerStatusIsAFailure) {
   EXPECT_EQ(p.failure_detail, "pod failed: Evicted (node low on memory)");
 }
 
+TEST(ObservePod, TheTrainerDecidesWhenAnotherContainerFails) {
+  ObservedPod ok = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "containerStatuses":[{"name":"trainer","state":{"terminated":{"exitCode":0}}},
+                           {"name":"helper","state":{"terminated":{"exitCode":3}}}]}})"), "trainer");
+  EXPECT_TRUE(ok.trainer_succeeded);
+  EXPECT_FALSE(ok.failed);
+
+  ObservedPod failed = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "containerStatuses":[{"name":"trainer","state":{"running":{}}},
+                           {"name":"helper","state":{"terminated":{"exitCode":3}}}]}})"), "trainer");
+  EXPECT_TRUE(failed.failed);
+  EXPECT_EQ(failed.failure_detail, "pod failed: container helper exited with code 3");
+}
+
 TEST(ObservePod, TheSidecarExitingDoesNotMakeTheTrainerDone) {
   ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Running",
       "containerStatuses":[{"name":"nccl-sidecar","state":{"terminated":{"exitCode":0}}}]}})"), "trainer");

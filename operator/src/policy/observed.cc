@@ -45,10 +45,17 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
   for (const Json& c : status.value("conditions", Json::array())) {
     if (Str(c, "type") == "Ready") out.ready = Str(c, "status") == "True";
   }
+  std::string other_failure;  // the first other container that exited non-zero, for the message
   for (const Json& cs : status.value("containerStatuses", Json::array())) {
-    if (Str(cs, "name") != trainer_container) continue;
     const Json state = cs.value("state", Json::object());
     if (!state.contains("terminated")) continue;
+    if (Str(cs, "name") != trainer_container) {
+      const int other_code = state["terminated"].value("exitCode", 0);
+      if (other_code != 0 && other_failure.empty()) {
+        other_failure = "container " + Str(cs, "name") + " exited with code " + std::to_string(other_code);
+      }
+      continue;
+    }
     const Json& t = state["terminated"];
     int code = t.value("exitCode", 0);
     out.trainer_exit_code = code;
@@ -61,12 +68,15 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
     }
   }
   if (out.phase == "Succeeded") out.trainer_succeeded = !out.failed;
-  if (out.phase == "Failed" && !out.failed) {
+  // The trainer decides: a pod that failed after its trainer exited 0 (another container
+  // failed, or it was evicted afterwards) does not fail the attempt.
+  if (out.phase == "Failed" && !out.failed && !out.trainer_succeeded) {
     out.failed = true;
     std::string reason = Str(status, "reason");
     std::string message = Str(status, "message");
     out.failure_detail = "pod failed" + (reason.empty() ? std::string() : ": " + reason) +
-                         (message.empty() ? std::string() : " (" + message + ")");
+                         (message.empty() ? std::string() : " (" + message + ")") +
+                         (other_failure.empty() ? std::string() : (reason.empty() ? ": " : "; ") + other_failure);
   }
   return out;
 }
