@@ -100,6 +100,20 @@ TEST(Pod, GpuLimitGoesToTheTrainerOnly) {
   EXPECT_FALSE(cpu["spec"]["containers"][0].contains("resources"));
 }
 
+TEST(Pod, TheUsersVariablesComeAfterTheContractSoTheyCanReferToIt) {
+  Json pod = Pod(testing::Job(4, 2), 1, 1, {});
+  const Json& env = pod["spec"]["containers"][0]["env"];
+  auto position = [&](const std::string& name) {
+    for (std::size_t i = 0; i < env.size(); ++i) {
+      if (env[i]["name"] == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  ASSERT_GE(position("KEEP"), 0);
+  EXPECT_GT(position("KEEP"), position("RANK"));
+  EXPECT_GT(position("KEEP"), position("NCCLJOB_INDEX"));
+}
+
 TEST(Pod, EnvContractInEveryContainerAndItWinsOverTheUsers) {
   Json pod = Pod(testing::Job(4, 2), 3, 2, {});
   for (const Json& c : pod["spec"]["containers"]) {

@@ -14,17 +14,18 @@ Json FieldVar(const std::string& name, const std::string& field_path) {
 }
 
 // The contract's variables win over the user's of the same name: a trainer must never see a
-// rank or attempt that disagrees with its pod's labels.
+// rank or attempt that disagrees with its pod's labels. They come first, so the user's own
+// variables can refer to them ($(RANK), $(NCCLJOB_INDEX)): Kubernetes expands a reference
+// only to a variable defined earlier in the list.
 void InjectEnv(Json& container, const Json& contract_env) {
   std::set<std::string> ours;
   for (const Json& v : contract_env) ours.insert(v["name"].get<std::string>());
-  Json env = Json::array();
+  Json env = contract_env;
   if (container.contains("env") && container["env"].is_array()) {
     for (const Json& v : container["env"]) {
       if (v.is_object() && v.contains("name") && ours.count(v["name"].get<std::string>()) == 0) env.push_back(v);
     }
   }
-  for (const Json& v : contract_env) env.push_back(v);
   container["env"] = std::move(env);
 }
 
