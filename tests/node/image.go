@@ -93,3 +93,24 @@ func resolveCommand(argv0, imageDir, containerPath string) (string, error) {
 	}
 	return "", fmt.Errorf("executable %q not found in image dir %q or PATH", argv0, imageDir)
 }
+
+// withImageDirOnPath puts the image's directory first on the process's PATH, as an image has its
+// programs on its PATH: `sh -c "nccl-allreduce ..."` then finds them too, not only command[0].
+func withImageDirOnPath(env []string, imageDir string) []string {
+	if imageDir == "" {
+		return env
+	}
+	out := make([]string, 0, len(env)+1)
+	found := false
+	for _, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			found = true
+			kv = "PATH=" + imageDir + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
+		}
+		out = append(out, kv)
+	}
+	if !found {
+		out = append(out, "PATH="+imageDir)
+	}
+	return out
+}

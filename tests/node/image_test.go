@@ -23,3 +23,16 @@ func TestImageMap(t *testing.T) {
 		t.Error("entry without = accepted")
 	}
 }
+
+func TestWithImageDirOnPath(t *testing.T) {
+	got := withImageDirOnPath([]string{"A=1", "PATH=/usr/bin:/bin"}, "/img")
+	if got[1] != "PATH=/img:/usr/bin:/bin" || got[0] != "A=1" || len(got) != 2 {
+		t.Errorf("got %v", got)
+	}
+	if got := withImageDirOnPath([]string{"A=1"}, "/img"); len(got) != 2 || got[1] != "PATH=/img" {
+		t.Errorf("no PATH: got %v", got)
+	}
+	if got := withImageDirOnPath([]string{"PATH=/bin"}, ""); got[0] != "PATH=/bin" {
+		t.Errorf("no image dir: got %v", got)
+	}
+}

@@ -38,7 +38,8 @@ itself (unless --schedule=false) and runs the pods bound to it. Each pod gets a 
 namespace with eth0 on --bridge (pod IPs from --pod-cidr); its containers run as processes
 there, in a private mount namespace with the ServiceAccount token at
 /var/run/secrets/kubernetes.io/serviceaccount. Images are mapped to local directories with
---image-map; a container's command[0] is looked up there, then in PATH.
+--image-map; a container's command[0] is looked up there, then in PATH, and the image's
+directory comes first on the process's PATH.
 
 Pods reach the API server at KUBERNETES_SERVICE_HOST:KUBERNETES_SERVICE_PORT, by default
 <bridge address>:443, which this node forwards to the kubeconfig's server.

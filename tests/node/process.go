@@ -81,6 +81,7 @@ func (a *agent) processSpec(ctx context.Context, p *podRunner, c *container) (*p
 	if err != nil {
 		return nil, err
 	}
+	env = withImageDirOnPath(env, imageDir)
 	mounts, err := p.mountsFor(c)
 	if err != nil {
 		return nil, err
