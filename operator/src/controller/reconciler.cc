@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <optional>
 #include <thread>
 
 #include "api/names.h"
@@ -172,28 +173,22 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   std::mutex mu;
   kube::Status first_error;  // guarded by mu
   int errors = 0;            // guarded by mu
+  // The refused pod of the lowest index, so that every try reports the same one (and a
+  // repeated event only bumps its count).
+  std::optional<std::pair<int, kube::Status>> refused;  // guarded by mu
   auto create = [&] {
     for (std::size_t i = next++; i < indices.size() && !template_rejected; i = next++) {
       const int index = indices[i];
       Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
       auto created = client_->Create(res::kPods, job.namespace_, pod);
       if (created.ok() || created.status().IsAlreadyExists()) continue;
-      // Malformed (400/422): the template is wrong and every pod would fail the same way, for
-      // good: remember it so the next reconcile fails the job. Forbidden (403): admission or a
-      // quota said no, which may pass: say so once and retry with backoff. Either way, stop.
       const kube::Status& status = created.status();
-      const bool malformed = status.IsInvalid() || status.IsBadRequest();
-      const bool rejected = malformed || status.IsForbidden();
+      const bool rejected = status.IsInvalid() || status.IsBadRequest() || status.IsForbidden();
       std::lock_guard<std::mutex> lock(mu);
       if (errors++ == 0 || (rejected && !template_rejected)) first_error = status;
-      if (rejected && !template_rejected.exchange(true)) {
-        const std::string what = "the API server refused pod " + api::PodName(job.name, index) + ": " + status.message();
-        if (malformed) {
-          std::lock_guard<std::mutex> rejections_lock(rejections_mu_);
-          rejections_[job.uid] = {job.generation, what};
-        } else {
-          events_.Record(job, {"Warning", "PodCreateFailed", what + " (will retry)"});
-        }
+      if (rejected) {
+        template_rejected = true;  // every other pod would be refused the same way: stop
+        if (!refused || index < refused->first) refused = std::make_pair(index, status);
       }
     }
   };
@@ -204,6 +199,19 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(create);
     create();
   }  // joins
+  if (refused) {
+    // Malformed (400/422): the template is wrong for good: remember it so the next reconcile
+    // fails the job. Forbidden (403): admission or a quota said no, which may pass: say so and
+    // retry with backoff.
+    const auto& [index, status] = *refused;
+    const std::string what = "the API server refused pod " + api::PodName(job.name, index) + ": " + status.message();
+    if (status.IsInvalid() || status.IsBadRequest()) {
+      std::lock_guard<std::mutex> lock(rejections_mu_);
+      rejections_[job.uid] = {job.generation, what};
+    } else {
+      events_.Record(job, {"Warning", "PodCreateFailed", what + " (will retry)"});
+    }
+  }
   if (errors > 1) {
     logging::Warn("controller", "some pods could not be created; will retry",
                   {{"job", job.namespace_ + "/" + job.name}, {"failed", std::to_string(errors)},

@@ -284,6 +284,27 @@ TEST_F(OperatorTest, APodTheApiServerRefusesAsMalformedFailsTheJobWithItsMessage
   EXPECT_NE(events.output.find("PodTemplateRejected"), std::string::npos) << events.output;
 }
 
+TEST_F(OperatorTest, AForbiddenPodCreateIsRetriedAndItsEventCounted) {
+  // Pod Security admission enforcing "restricted": the job's pods (no seccomp profile, root
+  // allowed) are Forbidden, which a policy change may lift, so the job waits and retries.
+  ASSERT_EQ(RunKubectl("label namespace " + ns_ + " pod-security.kubernetes.io/enforce=restricted").exit_code, 0);
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("psa", 2)).exit_code, 0);
+  auto forbidden_events = [&] {
+    Json list = GetJson("events -n " + ns_ + " --field-selector involvedObject.name=psa,reason=PodCreateFailed");
+    return list.is_object() ? list["items"] : Json::array();
+  };
+  ASSERT_TRUE(WaitFor([&] {
+    Json items = forbidden_events();
+    return items.size() == 1 && items[0].value("count", 0) >= 2;
+  }, kTimeout)) << forbidden_events().dump();
+  EXPECT_NE(forbidden_events()[0].value("message", "").find("will retry"), std::string::npos);
+  EXPECT_NE(Status(ns_, "psa").value("state", ""), "Failed");
+
+  ASSERT_EQ(RunKubectl("label namespace " + ns_ + " pod-security.kubernetes.io/enforce-").exit_code, 0);
+  EXPECT_TRUE(WaitForPods("psa", 2, 1)) << "the retries go on until the policy allows the pods";
+}
+
 TEST_F(OperatorTest, ExhaustedRestartsFailTheJobWithAReason) {
   StartOperator();
   ASSERT_EQ(Apply(ns_, JobYaml("ex", 2, "  failurePolicy:\n    maxRestarts: 1\n    backoffSeconds: 0\n")).exit_code, 0);
