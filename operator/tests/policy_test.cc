@@ -4,6 +4,7 @@
 
 #include "policy/failure_policy.h"
 #include "policy/plan.h"
+#include "policy/pod_refusal.h"
 #include "policy/success_policy.h"
 #include "policy/ttl_policy.h"
 #include "test_jobs.h"
@@ -76,6 +77,43 @@ TEST(ObservePod, TheTrainerDecidesWhenAnotherContainerFails) {
                            {"name":"helper","state":{"terminated":{"exitCode":3}}}]}})"), "trainer");
   EXPECT_TRUE(failed.failed);
   EXPECT_EQ(failed.failure_detail, "pod failed: container helper exited with code 3");
+}
+
+TEST(ObservePod, ADisruptionFailsThePodEvenWhenTheTrainerExitedZeroOnSigterm) {
+  ObservedPod evicted = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "reason":"Evicted","message":"node low on memory",
+      "containerStatuses":[{"name":"trainer","state":{"terminated":{"exitCode":0}}}]}})"), "trainer");
+  EXPECT_TRUE(evicted.failed);
+  EXPECT_FALSE(evicted.trainer_succeeded);
+  EXPECT_EQ(evicted.failure_detail, "pod failed: Evicted (node low on memory)");
+
+  ObservedPod preempted = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "conditions":[{"type":"DisruptionTarget","status":"True"}],
+      "containerStatuses":[{"name":"trainer","state":{"terminated":{"exitCode":0}}}]}})"), "trainer");
+  EXPECT_TRUE(preempted.failed);
+}
+
+TEST(ObservePod, AFailedInitContainerIsNamedButTheSidecarIsNot) {
+  ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "initContainerStatuses":[{"name":"nccl-sidecar","state":{"terminated":{"exitCode":2}}},
+                               {"name":"fetch-data","state":{"terminated":{"exitCode":1}}}],
+      "containerStatuses":[{"name":"trainer","state":{"waiting":{}}}]}})"), "trainer");
+  EXPECT_TRUE(p.failed);
+  EXPECT_EQ(p.failure_detail, "pod failed: init container fetch-data exited with code 1");
+}
+
+TEST(PodRefusal, OnlyTheApiServersOwnVerdictOnThePodIsPermanent) {
+  auto status = [](long code, const std::string& body) { return kube::Status::FromResponse(code, body); };
+  EXPECT_TRUE(IsMalformedPod(status(422, R"({"kind":"Status","reason":"Invalid","message":"Pod \"a-0\" is invalid: spec.containers[0].volumeMounts[0].name: Not found: \"data\"","details":{"name":"a-0","kind":"Pod"},"code":422})")));
+  EXPECT_TRUE(IsMalformedPod(status(400, R"({"kind":"Status","reason":"BadRequest","message":"Pod in version \"v1\" cannot be handled as a Pod: quantities must match the regular expression","code":400})")));
+  EXPECT_FALSE(IsMalformedPod(status(422, R"({"kind":"Status","reason":"Invalid","message":"admission webhook \"x.example\" denied the request: no","details":{"kind":"Pod"},"code":422})")));
+  EXPECT_FALSE(IsMalformedPod(status(400, "<html>Request Header Or Cookie Too Large</html>")));
+  EXPECT_FALSE(IsMalformedPod(status(422, "")));  // no Status body: no details.kind
+  EXPECT_FALSE(IsMalformedPod(status(403, R"({"kind":"Status","reason":"Forbidden","message":"pods \"a-0\" is forbidden: exceeded quota","code":403})")));
+  std::string long_message(10000, 'x');
+  std::string cut = RefusalMessage("a-0", status(422, R"({"kind":"Status","reason":"Invalid","message":")" + long_message + R"("})"), 100);
+  EXPECT_EQ(cut.size(), 103u);
+  EXPECT_EQ(cut.rfind("the API server refused pod a-0: ", 0), 0u);
 }
 
 TEST(ObservePod, TheSidecarExitingDoesNotMakeTheTrainerDone) {

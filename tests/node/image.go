@@ -100,17 +100,19 @@ func withImageDirOnPath(env []string, imageDir string) []string {
 	if imageDir == "" {
 		return env
 	}
+	// The same places resolveCommand looks: the directory and its bin/.
+	dirs := imageDir + string(os.PathListSeparator) + filepath.Join(imageDir, "bin")
 	out := make([]string, 0, len(env)+1)
 	found := false
 	for _, kv := range env {
 		if strings.HasPrefix(kv, "PATH=") {
 			found = true
-			kv = "PATH=" + imageDir + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
+			kv = "PATH=" + dirs + string(os.PathListSeparator) + strings.TrimPrefix(kv, "PATH=")
 		}
 		out = append(out, kv)
 	}
 	if !found {
-		out = append(out, "PATH="+imageDir)
+		out = append(out, "PATH="+dirs)
 	}
 	return out
 }

@@ -26,10 +26,10 @@ func TestImageMap(t *testing.T) {
 
 func TestWithImageDirOnPath(t *testing.T) {
 	got := withImageDirOnPath([]string{"A=1", "PATH=/usr/bin:/bin"}, "/img")
-	if got[1] != "PATH=/img:/usr/bin:/bin" || got[0] != "A=1" || len(got) != 2 {
+	if got[1] != "PATH=/img:/img/bin:/usr/bin:/bin" || got[0] != "A=1" || len(got) != 2 {
 		t.Errorf("got %v", got)
 	}
-	if got := withImageDirOnPath([]string{"A=1"}, "/img"); len(got) != 2 || got[1] != "PATH=/img" {
+	if got := withImageDirOnPath([]string{"A=1"}, "/img"); len(got) != 2 || got[1] != "PATH=/img:/img/bin" {
 		t.Errorf("no PATH: got %v", got)
 	}
 	if got := withImageDirOnPath([]string{"PATH=/bin"}, ""); got[0] != "PATH=/bin" {

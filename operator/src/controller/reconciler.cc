@@ -11,6 +11,7 @@
 #include "desired/service.h"
 #include "logging/log.h"
 #include "policy/observed.h"
+#include "policy/pod_refusal.h"
 
 namespace ncclop::controller {
 namespace {
@@ -38,7 +39,10 @@ Reconciler::Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desi
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
   kube::ObjectPtr object = caches_.jobs->store().Get(key);
-  if (!object) return {};  // deleted: the garbage collector removes what it owned
+  if (!object) {  // deleted: the garbage collector removes what it owned
+    Forget(key);
+    return {};
+  }
   auto parsed = api::ParseNcclJob(*object);
   if (!parsed.ok()) {
     logging::Warn("controller", "ignoring an NcclJob without usable metadata", {{"key", key}});
@@ -61,11 +65,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     cm = policy::ObserveConfigMap(*cm_object);
   }
 
-  policy::Plan plan = policy::Decide(job, pods, cm, api::Clock::now(), TemplateRejection(job));
-  if (plan.status.Finished()) {
-    std::lock_guard<std::mutex> lock(rejections_mu_);
-    rejections_.erase(job.uid);
-  }
+  policy::Plan plan = policy::Decide(job, pods, cm, api::Clock::now(), TemplateRejection(key, job));
 
   if (plan.ensure_children || plan.attempt_started) {
     if (auto s = EnsureChildren(job); !s.ok()) return {s};
@@ -88,7 +88,12 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   }
   for (const policy::Event& e : plan.events) events_.Record(job, e);
   if (auto s = DeletePods(job, plan); !s.ok()) return {s};
-  if (auto s = CreatePods(job, plan); !s.ok()) return {s};
+  if (auto s = CreatePods(job, plan); !s.ok()) {
+    // Forbidden (a quota, a policy) may pass at any time: look again at a steady pace rather
+    // than after an ever longer backoff (CreatePods recorded the event).
+    if (s.IsForbidden()) return {kube::Status::Ok(), std::chrono::seconds(10)};
+    return {s};
+  }
   if (plan.delete_job) {
     kube::DeleteOptions options;
     options.precondition_uid = job.uid;
@@ -100,16 +105,34 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   return {kube::Status::Ok(), plan.requeue_after};
 }
 
-std::string Reconciler::TemplateRejection(const api::NcclJob& job) {
+std::string Reconciler::TemplateRejection(const std::string& key, const api::NcclJob& job) {
   std::lock_guard<std::mutex> lock(rejections_mu_);
-  auto it = rejections_.find(job.uid);
-  return it != rejections_.end() && it->second.generation == job.generation ? it->second.message : std::string();
+  auto it = rejections_.find(key);
+  if (it == rejections_.end()) return {};
+  const Rejection& r = it->second;
+  // Done once the cache shows the job finished (the Failed status was written); stale when the
+  // job was recreated or its spec changed since.
+  if (job.status.Finished() || r.uid != job.uid || r.generation != job.generation) {
+    rejections_.erase(it);
+    return {};
+  }
+  return r.message;
+}
+
+void Reconciler::Forget(const std::string& key) {
+  {
+    std::lock_guard<std::mutex> lock(rejections_mu_);
+    rejections_.erase(key);
+  }
+  std::lock_guard<std::mutex> lock(ensured_mu_);
+  ensured_.erase(key);
 }
 
 kube::Status Reconciler::EnsureChildren(const api::NcclJob& job) {
+  const std::string key = job.namespace_ + "/" + job.name;
   {
     std::lock_guard<std::mutex> lock(ensured_mu_);
-    if (ensured_.count(job.uid)) return kube::Status::Ok();
+    if (auto it = ensured_.find(key); it != ensured_.end() && it->second == job.uid) return kube::Status::Ok();
   }
   const std::string& ns = job.namespace_;
   if (auto s = CreateIfMissing(*client_, res::kServiceAccounts, ns, desired::ServiceAccount(job)); !s.ok()) return s;
@@ -117,7 +140,7 @@ kube::Status Reconciler::EnsureChildren(const api::NcclJob& job) {
   if (auto s = CreateIfMissing(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !s.ok()) return s;
   if (auto s = CreateIfMissing(*client_, res::kServices, ns, desired::HeadlessService(job)); !s.ok()) return s;
   std::lock_guard<std::mutex> lock(ensured_mu_);
-  ensured_.insert(job.uid);
+  ensured_[key] = job.uid;
   return kube::Status::Ok();
 }
 
@@ -200,14 +223,14 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     create();
   }  // joins
   if (refused) {
-    // Malformed (400/422): the template is wrong for good: remember it so the next reconcile
-    // fails the job. Forbidden (403): admission or a quota said no, which may pass: say so and
-    // retry with backoff.
+    // Malformed (policy/pod_refusal.h): the template is wrong for good: remember it so the
+    // next reconcile fails the job. Anything else (Forbidden by a quota or a policy, a
+    // webhook's answer) may pass: say so and retry.
     const auto& [index, status] = *refused;
-    const std::string what = "the API server refused pod " + api::PodName(job.name, index) + ": " + status.message();
-    if (status.IsInvalid() || status.IsBadRequest()) {
+    const std::string what = policy::RefusalMessage(api::PodName(job.name, index), status);
+    if (policy::IsMalformedPod(status)) {
       std::lock_guard<std::mutex> lock(rejections_mu_);
-      rejections_[job.uid] = {job.generation, what};
+      rejections_[job.namespace_ + "/" + job.name] = {job.uid, job.generation, what};
     } else {
       events_.Record(job, {"Warning", "PodCreateFailed", what + " (will retry)"});
     }

@@ -8,7 +8,6 @@
 #include <map>
 #include <mutex>
 #include <optional>
-#include <set>
 #include <string>
 
 #include "controller/events.h"
@@ -55,19 +54,24 @@ class Reconciler {
   desired::PodOptions pod_options_;
   metrics::Metrics* metrics_;
   EventRecorder events_;
-  // Job UIDs whose ServiceAccount/Role/RoleBinding/Service this process already made sure
-  // of, to spare the API server five creates per reconcile. Reset by a restart.
+  // Jobs (namespace/name -> UID) whose ServiceAccount/Role/RoleBinding/Service this process
+  // already made sure of, to spare the API server five creates per reconcile. Reset by a
+  // restart; an entry goes when its job is gone.
   std::mutex ensured_mu_;
-  std::set<std::string> ensured_;  // guarded by ensured_mu_
+  std::map<std::string, std::string> ensured_;  // guarded by ensured_mu_
 
-  // The API server's answer when it refused a pod of a job as malformed, by job UID, for the
-  // generation it was made from: the next reconcile hands it to Decide, which fails the job. A
-  // restart forgets it, tries again and learns it again.
+  // The API server's verdict that a pod of a job is malformed (policy/pod_refusal.h), by
+  // namespace/name, for the UID and generation it was made from: the next reconcile hands it
+  // to Decide, which fails the job. It is dropped once the Failed status is in the cache (so a
+  // lost status write cannot lose it), when the job is gone or its spec changed. A restart
+  // forgets it, tries again and learns it again.
   struct Rejection {
+    std::string uid;
     std::int64_t generation = 0;
     std::string message;
   };
-  std::string TemplateRejection(const api::NcclJob& job);
+  std::string TemplateRejection(const std::string& key, const api::NcclJob& job);
+  void Forget(const std::string& key);
   std::mutex rejections_mu_;
   std::map<std::string, Rejection> rejections_;  // guarded by rejections_mu_
 };

@@ -1,6 +1,7 @@
 #include "policy/observed.h"
 
 #include <charconv>
+#include <set>
 
 #include "api/names.h"
 
@@ -42,10 +43,24 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
 
   const Json status = pod.value("status", Json::object());
   out.phase = Str(status, "phase");
+  bool disrupted = false;  // evicted, preempted, node shutdown: not the trainer's own ending
   for (const Json& c : status.value("conditions", Json::array())) {
     if (Str(c, "type") == "Ready") out.ready = Str(c, "status") == "True";
+    if (Str(c, "type") == "DisruptionTarget" && Str(c, "status") == "True") disrupted = true;
   }
+  static const std::set<std::string> kDisruptions = {"Evicted", "Preempting", "Terminated", "Shutdown",
+                                                      "NodeShutdown", "UnexpectedAdmissionError"};
+  if (out.phase == "Failed" && kDisruptions.count(Str(status, "reason"))) disrupted = true;
   std::string other_failure;  // the first other container that exited non-zero, for the message
+  for (const Json& cs : status.value("initContainerStatuses", Json::array())) {
+    if (Str(cs, "name") == api::kSidecarContainerName) continue;
+    const Json state = cs.value("state", Json::object());
+    if (!state.contains("terminated")) continue;
+    const int code = state["terminated"].value("exitCode", 0);
+    if (code != 0 && other_failure.empty()) {
+      other_failure = "init container " + Str(cs, "name") + " exited with code " + std::to_string(code);
+    }
+  }
   for (const Json& cs : status.value("containerStatuses", Json::array())) {
     const Json state = cs.value("state", Json::object());
     if (!state.contains("terminated")) continue;
@@ -68,8 +83,10 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
     }
   }
   if (out.phase == "Succeeded") out.trainer_succeeded = !out.failed;
-  // The trainer decides: a pod that failed after its trainer exited 0 (another container
-  // failed, or it was evicted afterwards) does not fail the attempt.
+  // The trainer decides: a pod that failed after its trainer exited 0 because another
+  // container failed does not fail the attempt. A disruption does, even when the trainer
+  // exited 0 on the SIGTERM that came with it (checkpoint and exit is common).
+  if (out.phase == "Failed" && disrupted) out.trainer_succeeded = false;
   if (out.phase == "Failed" && !out.failed && !out.trainer_succeeded) {
     out.failed = true;
     std::string reason = Str(status, "reason");
