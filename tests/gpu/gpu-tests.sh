@@ -11,6 +11,9 @@
 #                       than the machine has are skipped. 4/8 GPUs: SHAPES="2x2 1x4" or "2x4 4x2 8x1".
 #   missing_rank_abort  world of 2, only the root starts: it aborts within deadline + 1 s with a clear message
 #   missing_root_abort  world of 2, only rank 1 starts: no id comes; it gives up within deadline + 1 s
+#   netns_pods          tests/gpu/netns-pods.sh: two pods as network namespaces on a bridge (eth0 =
+#                       veth with the pod IP): the runtime picks eth0, NCCL bootstraps over it, sums
+#                       correct (skipped without root / ip netns)
 set -uo pipefail
 bin="${1:?usage: gpu-tests.sh BIN_DIR SIDECAR [LOG_DIR]}"
 sidecar="${2:?usage: gpu-tests.sh BIN_DIR SIDECAR [LOG_DIR]}"
@@ -145,6 +148,17 @@ if [[ -n "${peer_port:-}" ]]; then
   grep "nccl-allreduce:" "${logs}/mo.err" | sed 's/^/    /'
 else
   result 1 missing_root_abort "sidecars did not start"
+fi
+
+# ---- two pods as network namespaces: eth0 chosen from the pod IP, NCCL over it ------------------
+cleanup; pids=()
+if [[ -z "${GPU_TESTS_FAKE_GPUS:-}" ]]; then
+  "$(dirname "${BASH_SOURCE[0]}")/netns-pods.sh" "${bin}" "${sidecar}" "${logs}/netns"
+  case $? in
+    0) passed=$((passed+1)) ;;
+    77) ;;  # said SKIPPED and why
+    *) failed=$((failed+1)) ;;
+  esac
 fi
 
 echo "${passed} passed, ${failed} failed"

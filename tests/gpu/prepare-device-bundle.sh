@@ -21,4 +21,18 @@ ldd "${out}/bin/nccl-sidecar" | awk '/=> \//{print $3}' \
   | grep -Ev '/(libc|libm|libpthread|libdl|librt|libresolv|ld-linux[^/]*|libstdc\+\+|libgcc_s)\.so' \
   | xargs -r cp -L -t "${out}/lib/" || true   # none when the sidecar is linked self-contained
 cp -L "${repo}/.deps/python/nvidia/cu13/lib/libcudart.so.13" "${out}/lib/"
+# iproute2's ip for the network-namespace GPU test (the GPU machine's image may lack it): the
+# binary, its libraries, and a wrapper that runs it through the machine's own loader with those
+# libraries, so nothing it starts (ip netns exec) inherits a library path.
+if ip_bin=$(command -v ip); then
+  mkdir -p "${out}/tools/lib"
+  cp -L "${ip_bin}" "${out}/tools/ip.bin"
+  ldd "${ip_bin}" | awk '/=> \//{print $3}' | grep -Ev '/(libc|ld-linux[^/]*)\.so' | xargs -r cp -L -t "${out}/tools/lib/"
+  cat >"${out}/tools/ip" <<'WRAP'
+#!/bin/sh
+here=$(dirname "$(readlink -f "$0")")
+exec /lib64/ld-linux-x86-64.so.2 --library-path "$here/lib" "$here/ip.bin" "$@"
+WRAP
+  chmod +x "${out}/tools/ip"
+fi
 du -sh "${out}"

@@ -18,6 +18,8 @@ mkdir -p "${out}"
 bundle="${repo}/build-device"
 logs=$(mktemp -d)
 export NCCL_NVLS_ENABLE=0   # never NVLink multicast on these shared machines
+# The bundle's iproute2 when the machine has none (tests/gpu/netns-pods.sh needs ip).
+command -v ip >/dev/null || { [[ -x "${bundle}/tools/ip" ]] && export PATH="${bundle}/tools:${PATH}"; }
 
 # NCCL from the image's Python wheel (the bundle carries the CUDA runtime it was built with).
 nccl_lib=$(python3 -c 'import nvidia.nccl, os; print(os.path.join(list(nvidia.nccl.__path__)[0], "lib"))' 2>/dev/null)
