@@ -3,7 +3,8 @@
 # node (tests/node: pods run as processes in network namespaces; no Docker, no GPU), installs
 # the operator with Helm, applies deploy/examples/ncclJob.yaml and shows the job succeed:
 # kubectl get nj, its conditions, its events and every rank's log lines. Tears everything
-# down at the end unless --keep (then: source DIR/env; kubectl get nj; scripts/demo.sh --down).
+# down at the end unless --keep (then: source DIR/env; $CONTROLPLANE_BIN/kubectl get nj;
+# scripts/demo.sh --down).
 #
 #   scripts/demo.sh [--keep] [--dir DIR] [--build-dir DIR] [--no-build]
 #   scripts/demo.sh --down [--dir DIR]

@@ -114,6 +114,12 @@ TEST(PodRefusal, OnlyTheApiServersOwnVerdictOnThePodIsPermanent) {
   std::string cut = RefusalMessage("a-0", status(422, R"({"kind":"Status","reason":"Invalid","message":")" + long_message + R"("})"), 100);
   EXPECT_EQ(cut.size(), 103u);
   EXPECT_EQ(cut.rfind("the API server refused pod a-0: ", 0), 0u);
+  // A multi-byte character at the cut is dropped whole, so the message stays valid UTF-8.
+  std::string prefix = "the API server refused pod a-0: ";
+  std::string accented = RefusalMessage("a-0", status(422, R"({"kind":"Status","message":")" + std::string(60, 'x') +
+                                                            "\u00e9\u00e9\u00e9\u00e9" + R"("})"), prefix.size() + 61);
+  EXPECT_EQ(accented, prefix + std::string(60, 'x') + "...");
+  EXPECT_NO_THROW(Json(accented).dump());
 }
 
 TEST(ObservePod, TheSidecarExitingDoesNotMakeTheTrainerDone) {

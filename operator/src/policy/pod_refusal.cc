@@ -13,7 +13,10 @@ bool IsMalformedPod(const kube::Status& refusal) {
 std::string RefusalMessage(const std::string& pod, const kube::Status& refusal, std::size_t max_bytes) {
   std::string out = "the API server refused pod " + pod + ": " + refusal.message();
   if (out.size() > max_bytes) {
-    out.resize(max_bytes);
+    // Cut on a UTF-8 character boundary: the message goes into JSON, which must stay valid.
+    std::size_t cut = max_bytes;
+    while (cut > 0 && (static_cast<unsigned char>(out[cut]) & 0xC0) == 0x80) --cut;
+    out.resize(cut);
     out += "...";
   }
   return out;
