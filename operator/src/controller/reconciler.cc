@@ -63,6 +63,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   policy::ObservedConfigMap cm;
   if (auto cm_object = caches_.configmaps->store().Get(job.namespace_, api::ConfigMapName(job.name))) {
     cm = policy::ObserveConfigMap(*cm_object);
+    // Left by a deleted job of the same name (the garbage collector is slow, or it was orphaned):
+    // none of its attempts or ids are this job's. WriteConfigMap takes it over or waits for it.
+    if (cm.job_uid != job.uid) cm = policy::ObservedConfigMap{};
   }
 
   policy::Plan plan = policy::Decide(job, pods, cm, api::Clock::now(), TemplateRejection(key, job));
@@ -149,12 +152,33 @@ kube::Status Reconciler::WriteConfigMap(const api::NcclJob& job, const policy::P
   kube::ObjectPtr cached = caches_.configmaps->store().Get(job.namespace_, api::ConfigMapName(job.name));
   if (!cached) {
     auto created = client_->Create(res::kConfigMaps, job.namespace_, desired);
-    if (created.status().IsAlreadyExists()) return StaleCache("ConfigMap exists but is not in the cache yet");
-    return created.status();
+    if (!created.status().IsAlreadyExists()) return created.status();
+    // Ours and not yet cached: wait for the cache (writing now could undo a publish). Someone
+    // else's (a deleted job's of the same name, or one without our label): take it over below.
+    auto fresh = client_->Get(res::kConfigMaps, job.namespace_, api::ConfigMapName(job.name));
+    if (!fresh.ok()) return fresh.status();
+    const Json data = (*fresh).value("data", Json::object());
+    if (data.is_object() && data.value(std::string(api::kDataJobUid), "") == job.uid) {
+      return StaleCache("ConfigMap exists but is not in the cache yet");
+    }
+    return TakeOverConfigMap(job, *fresh, desired);
+  }
+  return TakeOverConfigMap(job, *cached, desired);
+}
+
+kube::Status Reconciler::TakeOverConfigMap(const api::NcclJob& job, const Json& current, const Json& desired) {
+  const Json meta = current.value("metadata", Json::object());
+  if (meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null()) {
+    // Still going with a deleted job of the same name; retried with backoff until it is gone.
+    return kube::Status::Local("WaitingForOldConfigMap", "ConfigMap " + api::ConfigMapName(job.name) +
+                                                             " of a deleted job of the same name is still being deleted");
   }
   // Conditional on the cached resourceVersion: a publish never overwrites a newer attempt.
-  Json updated = *cached;
+  Json updated = current;
   updated["data"] = desired["data"];
+  // One left by a deleted job of the same name (orphaned, or not yet collected) becomes ours.
+  updated["metadata"]["ownerReferences"] = desired["metadata"]["ownerReferences"];
+  for (auto& [k, v] : desired["metadata"]["labels"].items()) updated["metadata"]["labels"][k] = v;
   auto result = client_->Update(res::kConfigMaps, job.namespace_, updated);
   if (result.status().IsConflict()) return StaleCache("ConfigMap changed since it was cached");
   return result.status();

@@ -44,6 +44,9 @@ class Reconciler {
  private:
   kube::Status EnsureChildren(const api::NcclJob& job);
   kube::Status WriteConfigMap(const api::NcclJob& job, const policy::Plan& plan);
+  // Writes desired's data over `current` (the cached or fresh ConfigMap), conditional on its
+  // resourceVersion; one that was another job's (or nobody's) becomes this job's.
+  kube::Status TakeOverConfigMap(const api::NcclJob& job, const nlohmann::json& current, const nlohmann::json& desired);
   kube::Status WriteStatus(const api::NcclJob& job, const policy::Plan& plan, const nlohmann::json& object);
   kube::Status JobStillCurrent(const api::NcclJob& job);
   kube::Status DeletePods(const api::NcclJob& job, const policy::Plan& plan);

@@ -345,6 +345,28 @@ TEST_F(OperatorTest, SucceedsThenTtlDeletesTheJobAndTheGarbageCollectorItsChildr
   EXPECT_NE(events.output.find("Succeeded"), std::string::npos) << events.output;
 }
 
+// A job created where a deleted job of the same name left its ConfigMap (orphaned, or not yet
+// collected): that ConfigMap's attempt and id are not the new job's.
+TEST_F(OperatorTest, AConfigMapLeftByADeletedJobOfTheSameNameIsTakenOverNotTrusted) {
+  const std::string leftover =
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: again-nccl\n"
+      "data:\n  attempt: \"1\"\n  jobUID: uid-of-the-deleted-job\n  uniqueId: T0xE\n  publishedAt: \"2026-01-01T00:00:00Z\"\n";
+  ASSERT_EQ(Apply(ns_, leftover, "leftover.yaml").exit_code, 0);
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("again", 2, "  failurePolicy:\n    maxRestarts: 0\n")).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("again", 2, 1));
+  Json job = GetJson("nj again -n " + ns_);
+  const std::string uid = job["metadata"]["uid"];
+  ASSERT_TRUE(WaitFor([&] { return GetJson("cm again-nccl -n " + ns_)["data"].value("jobUID", "") == uid; }, kTimeout));
+  Json cm = GetJson("cm again-nccl -n " + ns_);
+  EXPECT_FALSE(cm["data"].contains("uniqueId")) << "the old job's id must not reach the new job: " << cm.dump();
+  ASSERT_TRUE(cm["metadata"].contains("ownerReferences")) << cm.dump();
+  EXPECT_EQ(cm["metadata"]["ownerReferences"][0]["uid"], uid);
+  Json status = Status(ns_, "again");
+  EXPECT_NE(status.value("state", ""), "Failed") << status.dump();
+  EXPECT_FALSE(status.contains("idPublishedTime")) << status.dump();
+}
+
 TEST_F(OperatorTest, SuspendDeletesPodsAndResumeStartsANewAttempt) {
   StartOperator();
   ASSERT_EQ(Apply(ns_, JobYaml("sus", 2)).exit_code, 0);
