@@ -19,10 +19,25 @@ namespace {
 using Json = nlohmann::json;
 namespace res = kube::resources;
 
-kube::Status CreateIfMissing(kube::Client& client, const kube::Resource& r, const std::string& ns, const Json& object) {
+// Creates a per-job child, or makes sure the one of that name is this job's: one left by a
+// deleted job of the same name is waited for while it is being deleted (backoff), else taken
+// over (its owner is gone, so the garbage collector would take it from under this job).
+kube::Status EnsureChild(kube::Client& client, const kube::Resource& r, const std::string& ns, const Json& object) {
   auto created = client.Create(r, ns, object);
-  if (created.ok() || created.status().IsAlreadyExists()) return kube::Status::Ok();
-  return created.status();
+  if (created.ok() || !created.status().IsAlreadyExists()) return created.status();
+  const std::string name = object["metadata"]["name"];
+  auto existing = client.Get(r, ns, name);
+  if (!existing.ok()) return existing.status();
+  const Json meta = existing->value("metadata", Json::object());
+  if (meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null()) {
+    return kube::Status::Local("WaitingForOldChild", name + " of a deleted job of the same name is still being deleted");
+  }
+  const Json& ours = object["metadata"]["ownerReferences"];
+  for (const Json& ref : meta.value("ownerReferences", Json::array())) {
+    if (ref.value("uid", "") == ours[0].value("uid", "")) return kube::Status::Ok();
+  }
+  auto patched = client.Patch(r, ns, name, kube::PatchType::kMerge, {{"metadata", {{"ownerReferences", ours}}}});
+  return patched.status();
 }
 
 kube::Status StaleCache(const std::string& what) { return kube::Status::Local("StaleCache", what); }
@@ -138,10 +153,10 @@ kube::Status Reconciler::EnsureChildren(const api::NcclJob& job) {
     if (auto it = ensured_.find(key); it != ensured_.end() && it->second == job.uid) return kube::Status::Ok();
   }
   const std::string& ns = job.namespace_;
-  if (auto s = CreateIfMissing(*client_, res::kServiceAccounts, ns, desired::ServiceAccount(job)); !s.ok()) return s;
-  if (auto s = CreateIfMissing(*client_, res::kRoles, ns, desired::Role(job)); !s.ok()) return s;
-  if (auto s = CreateIfMissing(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !s.ok()) return s;
-  if (auto s = CreateIfMissing(*client_, res::kServices, ns, desired::HeadlessService(job)); !s.ok()) return s;
+  if (auto s = EnsureChild(*client_, res::kServiceAccounts, ns, desired::ServiceAccount(job)); !s.ok()) return s;
+  if (auto s = EnsureChild(*client_, res::kRoles, ns, desired::Role(job)); !s.ok()) return s;
+  if (auto s = EnsureChild(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !s.ok()) return s;
+  if (auto s = EnsureChild(*client_, res::kServices, ns, desired::HeadlessService(job)); !s.ok()) return s;
   std::lock_guard<std::mutex> lock(ensured_mu_);
   ensured_[key] = job.uid;
   return kube::Status::Ok();

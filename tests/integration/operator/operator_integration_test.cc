@@ -367,6 +367,23 @@ TEST_F(OperatorTest, AConfigMapLeftByADeletedJobOfTheSameNameIsTakenOverNotTrust
   EXPECT_FALSE(status.contains("idPublishedTime")) << status.dump();
 }
 
+TEST_F(OperatorTest, ChildrenLeftByADeletedJobOfTheSameNameAreTakenOver) {
+  // Left behind with the owner reference of a job that no longer exists: the garbage collector
+  // would delete it under the new job, which must own it instead.
+  const std::string leftover =
+      "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: heir-nccl\n  ownerReferences:\n"
+      "  - apiVersion: nccl.dev/v1alpha1\n    kind: NcclJob\n    name: heir\n    uid: 00000000-0000-0000-0000-000000000001\n";
+  ASSERT_EQ(Apply(ns_, leftover, "leftover-sa.yaml").exit_code, 0);
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("heir", 2)).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("heir", 2, 1));
+  const std::string uid = GetJson("nj heir -n " + ns_)["metadata"]["uid"];
+  ASSERT_TRUE(WaitFor([&] {
+    Json sa = GetJson("sa heir-nccl -n " + ns_);
+    return sa.is_object() && sa["metadata"].value("ownerReferences", Json::array()).dump().find(uid) != std::string::npos;
+  }, kTimeout)) << GetJson("sa heir-nccl -n " + ns_).dump();
+}
+
 TEST_F(OperatorTest, SuspendDeletesPodsAndResumeStartsANewAttempt) {
   StartOperator();
   ASSERT_EQ(Apply(ns_, JobYaml("sus", 2)).exit_code, 0);
