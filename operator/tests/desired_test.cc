@@ -139,6 +139,25 @@ TEST(Pod, EnvContractInEveryContainerAndItWinsOverTheUsers) {
   EXPECT_EQ(EnvValue(pod["spec"]["containers"][0], "KEEP"), "1");
 }
 
+TEST(Pod, TheTrainersLastOutputBecomesItsTerminationMessageUnlessTheUserChose) {
+  Json pod = Pod(testing::Job(4, 2), 0, 1, {});
+  for (const Json& c : pod["spec"]["containers"]) {
+    if (c["name"] == "trainer") {
+      EXPECT_EQ(c.value("terminationMessagePolicy", ""), "FallbackToLogsOnError");
+    } else {
+      EXPECT_FALSE(c.contains("terminationMessagePolicy")) << c["name"];
+    }
+  }
+  api::NcclJob chosen = testing::Job(4, 2);
+  for (Json& c : chosen.spec.pod_template["spec"]["containers"]) {
+    if (c["name"] == "trainer") c["terminationMessagePolicy"] = "File";
+  }
+  Json kept = Pod(chosen, 0, 1, {});
+  for (const Json& c : kept["spec"]["containers"]) {
+    if (c["name"] == "trainer") EXPECT_EQ(c.value("terminationMessagePolicy", ""), "File");
+  }
+}
+
 TEST(Pod, SocketIfnameOnlyWhenTheSpecSetsIt) {
   auto job = testing::Job();
   job.spec.socket_ifname = "^docker";

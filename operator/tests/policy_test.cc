@@ -122,6 +122,22 @@ TEST(PodRefusal, OnlyTheApiServersOwnVerdictOnThePodIsPermanent) {
   EXPECT_NO_THROW(Json(accented).dump());
 }
 
+TEST(ObservePod, AFailedTrainersLastOutputIsQuoted) {
+  ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "containerStatuses":[{"name":"trainer","state":{"terminated":{"exitCode":7,"reason":"Error",
+        "message":"loading data\nRuntimeError: CUDA out of memory\n"}}}]}})"), "trainer");
+  EXPECT_EQ(p.failure_detail, "trainer exited with code 7 (Error), last output: loading data | RuntimeError: CUDA out of memory");
+
+  std::string long_output = std::string(1000, 'a') + "\u00e9 the end";
+  ObservedPod cut = ObservePod(Json{{"metadata", {{"name", "x"}}},
+      {"status", {{"phase", "Failed"}, {"containerStatuses", Json::array({{{"name", "trainer"},
+        {"state", {{"terminated", {{"exitCode", 1}, {"message", long_output}}}}}}})}}}}, "trainer");
+  EXPECT_LT(cut.failure_detail.size(), 400u);
+  EXPECT_NE(cut.failure_detail.find("...a"), std::string::npos) << cut.failure_detail;
+  EXPECT_NE(cut.failure_detail.find("the end"), std::string::npos);
+  EXPECT_NO_THROW(Json(cut.failure_detail).dump());
+}
+
 TEST(ObservePod, TheSidecarExitingDoesNotMakeTheTrainerDone) {
   ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Running",
       "containerStatuses":[{"name":"nccl-sidecar","state":{"terminated":{"exitCode":0}}}]}})"), "trainer");

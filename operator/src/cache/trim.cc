@@ -27,7 +27,8 @@ Json TrimContainerStatuses(Json& statuses) {
     auto state = cs.find("state");
     if (state != cs.end() && state->is_object()) {
       auto terminated = state->find("terminated");
-      if (terminated != state->end()) kept["state"]["terminated"] = Pick(*terminated, {"exitCode", "reason"});
+      // message: the trainer's last output when it failed (terminationMessagePolicy), for events.
+      if (terminated != state->end()) kept["state"]["terminated"] = Pick(*terminated, {"exitCode", "reason", "message"});
     }
     out.push_back(std::move(kept));
   }

@@ -112,6 +112,11 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
   const Json env = ContractEnv(job, index, attempt);
   for (Json& c : spec["containers"]) {
     InjectEnv(c, env);
+    // A failed trainer's last output becomes its termination message, which the Restarting
+    // event and condition quote: the pod itself is gone by the time anyone looks.
+    if (c.value("name", "") == job.spec.trainer_container && !c.contains("terminationMessagePolicy")) {
+      c["terminationMessagePolicy"] = "FallbackToLogsOnError";
+    }
     if (job.spec.gpus_per_pod > 0 && c.value("name", "") == job.spec.trainer_container) {
       SetGpuLimit(c, job.spec.gpus_per_pod);
     }

@@ -25,6 +25,23 @@ std::string Str(const Json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The end of a termination message on one line: at most max_bytes, starting on a UTF-8
+// character, newlines shown as " | ".
+std::string MessageTail(const std::string& message, std::size_t max_bytes = 300) {
+  std::size_t start = message.size() > max_bytes ? message.size() - max_bytes : 0;
+  while (start < message.size() && (static_cast<unsigned char>(message[start]) & 0xC0) == 0x80) ++start;
+  std::string out;
+  for (std::size_t i = start; i < message.size(); ++i) {
+    if (message[i] == '\n' || message[i] == '\r') {
+      if (!out.empty() && out.back() != ' ') out += " | ";
+    } else {
+      out += message[i];
+    }
+  }
+  while (!out.empty() && (out.back() == ' ' || out.back() == '|')) out.pop_back();
+  return (start > 0 ? "..." : "") + out;
+}
+
 }  // namespace
 
 ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
@@ -80,6 +97,7 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
       out.failed = true;
       std::string reason = Str(t, "reason");
       out.failure_detail = "trainer exited with code " + std::to_string(code) + (reason.empty() ? "" : " (" + reason + ")");
+      if (std::string tail = MessageTail(Str(t, "message")); !tail.empty()) out.failure_detail += ", last output: " + tail;
     }
   }
   if (out.phase == "Succeeded") out.trainer_succeeded = !out.failed;
