@@ -188,7 +188,7 @@ show kubectl wait nccljob/demo --for=jsonpath='{.status.state}'=Succeeded --time
 show kubectl get nj
 show kubectl get nj demo -o wide
 show kubectl get nj demo -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'
-show kubectl get events --field-selector involvedObject.kind=NcclJob,involvedObject.name=demo --sort-by=.metadata.creationTimestamp
+show kubectl get events --field-selector involvedObject.kind=NcclJob,involvedObject.name=demo
 show kubectl get pods -o wide
 for i in 0 1 2 3; do show kubectl logs "demo-$i" -c trainer || ok=0; done
 if [ "$ok" -ne 1 ]; then

@@ -1,9 +1,22 @@
 #include "controller/events.h"
 
+#include <chrono>
+#include <cstdio>
+
 #include "api/names.h"
 #include "logging/log.h"
 
 namespace ncclop::controller {
+namespace {
+
+std::string EventName(const std::string& job) {
+  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(api::Clock::now().time_since_epoch()).count();
+  char hex[32];
+  std::snprintf(hex, sizeof hex, "%llx", static_cast<unsigned long long>(ns));
+  return job + "." + hex;
+}
+
+}  // namespace
 
 void EventRecorder::Record(const api::NcclJob& job, const policy::Event& event) {
   const std::string now = api::FormatTime(api::Clock::now());
@@ -14,7 +27,9 @@ void EventRecorder::Record(const api::NcclJob& job, const policy::Event& event) 
   nlohmann::json object = {
       {"apiVersion", "v1"},
       {"kind", "Event"},
-      {"metadata", {{"generateName", job.name + "."}, {"namespace", job.namespace_}}},
+      // Named <job>.<time in hex ns>, as the kubelet names its events: a list (sorted by name)
+      // then shows them in the order they happened, which second-resolution timestamps cannot.
+      {"metadata", {{"name", EventName(job.name)}, {"namespace", job.namespace_}}},
       {"involvedObject",
        {{"apiVersion", api::kApiVersion}, {"kind", api::kKind}, {"name", job.name}, {"namespace", job.namespace_},
         {"uid", job.uid}}},
@@ -27,6 +42,11 @@ void EventRecorder::Record(const api::NcclJob& job, const policy::Event& event) 
       {"lastTimestamp", now},
       {"count", 1}};
   auto created = client_->Create(kube::resources::kCoreEvents, job.namespace_, object);
+  if (created.status().IsAlreadyExists()) {  // two in one nanosecond: let the server pick a name
+    object["metadata"].erase("name");
+    object["metadata"]["generateName"] = job.name + ".";
+    created = client_->Create(kube::resources::kCoreEvents, job.namespace_, object);
+  }
   if (!created.ok()) {
     metrics_->EventDropped();
     logging::Warn("controller", "could not write an Event",
