@@ -247,6 +247,18 @@ def test_replicas_need_leader_election():
         check(deployment and deployment["spec"]["replicas"] == replicas, f"{sets}: replicas != {replicas}")
 
 
+def test_misspelt_values_are_refused():
+    for typo in ("logLevel=debug", "concurency=8"):
+        done = render(typo, expect_ok=False)
+        key = typo.split("=")[0]
+        check(done.returncode != 0 and key in done.stderr,
+              f"--set {typo} must be refused naming {key}, not silently ignored: rc {done.returncode} {done.stderr.strip()[:300]}")
+    # Every key of values.yaml is in the schema, so the defaults and the documented keys still render.
+    for ok in ("log.level=debug", "concurrency=8", "priorityClassName=high", "nodeSelector.zone=a"):
+        done = render(ok, expect_ok=False)
+        check(done.returncode == 0, f"--set {ok} must render: {done.stderr.strip()[:300]}")
+
+
 def flag_values(args, name):
     return [a.split("=", 1)[1] if "=" in a else None for a in args
             if a == f"--{name}" or a.startswith(f"--{name}=")]
@@ -301,7 +313,7 @@ def test_crds_shipped():
 
 def main():
     for test in (test_lint, test_defaults, test_one_namespace, test_switches, test_replicas_need_leader_election,
-                 test_extra_args, test_kube_version, test_crds_shipped):
+                 test_extra_args, test_misspelt_values_are_refused, test_kube_version, test_crds_shipped):
         before = len(failures)
         test()
         print(f"{'ok  ' if len(failures) == before else 'FAIL'} {test.__name__}")
