@@ -194,6 +194,18 @@ TEST(Decide, NewJobRecordsAttemptOneAndCreatesEverything) {
   EXPECT_TRUE(p.attempt_started);
 }
 
+TEST(Decide, WarnsOnceWhenTheTrainerAnnotationIsOnTheJobInsteadOfTheTemplate) {
+  auto job = testing::Job(4, 2);
+  job.misplaced_trainer_annotation = "worker";
+  Plan p = Decide(job, {}, {}, kNow);
+  ASSERT_TRUE(HasEvent(p, "AnnotationIgnored"));
+  auto running = RunningJob();
+  running.misplaced_trainer_annotation = "worker";
+  Plan later = Decide(running, AllPods(1), Cm(1), kNow);
+  EXPECT_FALSE(HasEvent(later, "AnnotationIgnored")) << "said once, when the job starts";
+  EXPECT_FALSE(HasEvent(Decide(testing::Job(4, 2), {}, {}, kNow), "AnnotationIgnored"));
+}
+
 TEST(Decide, CreatesOnlyMissingPods) {
   std::vector<ObservedPod> pods = {Pod(0, 1), Pod(2, 1)};
   Plan p = Decide(RunningJob(), pods, Cm(1), kNow);

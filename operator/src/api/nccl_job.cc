@@ -211,6 +211,9 @@ kube::Result<NcclJob> ParseNcclJob(const Json& object) {
     job.generation = g->get<std::int64_t>();
   }
   job.being_deleted = md.contains("deletionTimestamp") && !md["deletionTimestamp"].is_null();
+  if (auto ann = md.find("annotations"); ann != md.end() && ann->is_object()) {
+    job.misplaced_trainer_annotation = StringAt(*ann, std::string(kAnnotationTrainerContainer).c_str());
+  }
   if (job.name.empty() || job.namespace_.empty() || job.uid.empty()) {
     return kube::Status::Local("InvalidObject", "NcclJob metadata needs name, namespace and uid");
   }

@@ -103,6 +103,9 @@ struct NcclJob {
   // Set when the spec cannot be used; the job is then marked Failed (reason InvalidSpec)
   // instead of being dropped, so the user sees why.
   std::string spec_error;
+  // The trainer-container annotation set on the NcclJob itself, where it has no effect (it
+  // belongs on spec.template.metadata): the value, for a warning.
+  std::string misplaced_trainer_annotation;
   NcclJobSpec spec;
   NcclJobStatus status;
 };

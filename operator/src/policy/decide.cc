@@ -138,6 +138,12 @@ class Decider {
       Emit("Normal", "Resumed", "the job was resumed");
       StartAttempt(st().attempt + 1, "resumed");
     } else if (st().attempt == 0) {
+      if (!job_.misplaced_trainer_annotation.empty()) {
+        Emit("Warning", "AnnotationIgnored",
+             "annotation " + std::string(api::kAnnotationTrainerContainer) + "=" + job_.misplaced_trainer_annotation +
+                 " is on the NcclJob, where it does nothing; put it on spec.template.metadata.annotations (the trainer is " +
+                 job_.spec.trainer_container + ")");
+      }
       StartAttempt(1, "new job");
     } else if (st().IsTrue(api::condition::kRestarting)) {
       if (!Backoff()) return;
