@@ -154,7 +154,9 @@ TEST(Pod, TheTrainersLastOutputBecomesItsTerminationMessageUnlessTheUserChose) {
   }
   Json kept = Pod(chosen, 0, 1, {});
   for (const Json& c : kept["spec"]["containers"]) {
-    if (c["name"] == "trainer") EXPECT_EQ(c.value("terminationMessagePolicy", ""), "File");
+    if (c["name"] == "trainer") {
+      EXPECT_EQ(c.value("terminationMessagePolicy", ""), "File");
+    }
   }
 }
 

@@ -197,6 +197,11 @@ Json StatusToJson(const NcclJobStatus& s) {
   return out;
 }
 
+bool BeingDeleted(const Json& metadata) {
+  auto it = metadata.find("deletionTimestamp");
+  return it != metadata.end() && !it->is_null();
+}
+
 kube::Result<NcclJob> ParseNcclJob(const Json& object) {
   if (!object.is_object() || !object.contains("metadata") || !object["metadata"].is_object()) {
     return kube::Status::Local("InvalidObject", "NcclJob has no metadata");
@@ -210,7 +215,7 @@ kube::Result<NcclJob> ParseNcclJob(const Json& object) {
   if (auto g = md.find("generation"); g != md.end() && g->is_number_integer()) {
     job.generation = g->get<std::int64_t>();
   }
-  job.being_deleted = md.contains("deletionTimestamp") && !md["deletionTimestamp"].is_null();
+  job.being_deleted = BeingDeleted(md);
   if (auto ann = md.find("annotations"); ann != md.end() && ann->is_object()) {
     job.misplaced_trainer_annotation = StringAt(*ann, std::string(kAnnotationTrainerContainer).c_str());
   }

@@ -110,6 +110,9 @@ struct NcclJob {
   NcclJobStatus status;
 };
 
+// Whether an object's metadata says it is being deleted (deletionTimestamp set).
+bool BeingDeleted(const Json& metadata);
+
 // The whole object; an error only when metadata is unusable (no name/namespace/uid). The
 // spec is parsed strictly (errors land in spec_error), the status leniently (we wrote it).
 kube::Result<NcclJob> ParseNcclJob(const Json& object);

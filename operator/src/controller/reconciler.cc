@@ -19,6 +19,14 @@ namespace {
 using Json = nlohmann::json;
 namespace res = kube::resources;
 
+kube::Status StaleCache(const std::string& what) { return kube::Status::Local("StaleCache", what); }
+
+// An object of this job's name left by a deleted job of the same name, still being deleted:
+// retried with backoff (the controller's rate limiter) until it is gone.
+kube::Status LeftoverBeingDeleted(const std::string& what) {
+  return kube::Status::Local("WaitingForLeftover", what + " of a deleted job of the same name is still being deleted");
+}
+
 // Creates a per-job child, or makes sure the one of that name is this job's: one left by a
 // deleted job of the same name is waited for while it is being deleted (backoff), else taken
 // over (its owner is gone, so the garbage collector would take it from under this job).
@@ -29,9 +37,7 @@ kube::Status EnsureChild(kube::Client& client, const kube::Resource& r, const st
   auto existing = client.Get(r, ns, name);
   if (!existing.ok()) return existing.status();
   const Json meta = existing->value("metadata", Json::object());
-  if (meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null()) {
-    return kube::Status::Local("WaitingForOldChild", name + " of a deleted job of the same name is still being deleted");
-  }
+  if (api::BeingDeleted(meta)) return LeftoverBeingDeleted(name);
   const Json& ours = object["metadata"]["ownerReferences"];
   for (const Json& ref : meta.value("ownerReferences", Json::array())) {
     if (ref.value("uid", "") == ours[0].value("uid", "")) return kube::Status::Ok();
@@ -39,8 +45,6 @@ kube::Status EnsureChild(kube::Client& client, const kube::Resource& r, const st
   auto patched = client.Patch(r, ns, name, kube::PatchType::kMerge, {{"metadata", {{"ownerReferences", ours}}}});
   return patched.status();
 }
-
-kube::Status StaleCache(const std::string& what) { return kube::Status::Local("StaleCache", what); }
 
 // Pod creates in flight per reconcile.
 constexpr std::size_t kCreatePodsInFlight = 16;
@@ -182,11 +186,8 @@ kube::Status Reconciler::WriteConfigMap(const api::NcclJob& job, const policy::P
 }
 
 kube::Status Reconciler::TakeOverConfigMap(const api::NcclJob& job, const Json& current, const Json& desired) {
-  const Json meta = current.value("metadata", Json::object());
-  if (meta.contains("deletionTimestamp") && !meta["deletionTimestamp"].is_null()) {
-    // Still going with a deleted job of the same name; retried with backoff until it is gone.
-    return kube::Status::Local("WaitingForOldConfigMap", "ConfigMap " + api::ConfigMapName(job.name) +
-                                                             " of a deleted job of the same name is still being deleted");
+  if (api::BeingDeleted(current.value("metadata", Json::object()))) {
+    return LeftoverBeingDeleted("ConfigMap " + api::ConfigMapName(job.name));
   }
   // Conditional on the cached resourceVersion: a publish never overwrites a newer attempt.
   Json updated = current;

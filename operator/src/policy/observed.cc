@@ -4,6 +4,7 @@
 #include <set>
 
 #include "api/names.h"
+#include "api/nccl_job.h"
 
 namespace ncclop::policy {
 namespace {
@@ -52,7 +53,7 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
   out.name = Str(md, "name");
   out.index = PositiveInt(labels, api::kLabelIndex, -1);
   out.attempt = PositiveInt(labels, api::kLabelAttempt, 0);
-  out.terminating = md.contains("deletionTimestamp") && !md["deletionTimestamp"].is_null();
+  out.terminating = api::BeingDeleted(md);
   if (annotations.is_object()) {
     out.unique_id = Str(annotations, std::string(api::kAnnotationUniqueId).c_str());
     out.unique_id_attempt = PositiveInt(annotations, api::kAnnotationUniqueIdAttempt, 0);
