@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <cstdio>
-#include <cstdlib>
 #include <thread>
 
 #include "log.h"
@@ -253,7 +252,7 @@ Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& i
 
 Result<bool> ResolveBlocking(const CommOptions& options) {
   if (options.blocking.has_value()) return *options.blocking;
-  return ParseBlockingCommMode([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
+  return ReadBlockingCommMode();
 }
 
 Result<Communicators> Init(const CommOptions& options) {
@@ -261,12 +260,14 @@ Result<Communicators> Init(const CommOptions& options) {
   if (!env.ok()) return env.status();
   auto blocking = ResolveBlocking(options);  // a bad NCCL_K8S_COMM_MODE fails before the id exchange
   if (!blocking.ok()) return blocking.status();
+  CommOptions resolved = options;
+  resolved.blocking = *blocking;
   auto timeout = options.timeout.count() > 0 ? options.timeout
                                              : std::chrono::duration_cast<milliseconds>(env->init_timeout);
   Deadline deadline = Clock::now() + timeout;
   auto id = ObtainUniqueId(*env, deadline);
   if (!id.ok()) return id.status();
-  return InitCommunicators(*env, *id, options, deadline);
+  return InitCommunicators(*env, *id, resolved, deadline);
 }
 
 }  // namespace nccl_k8s

@@ -51,6 +51,8 @@ std::optional<int> ReadInt(const EnvLookup& lookup, const char* name, long min, 
 
 constexpr long kMaxCount = 1 << 20;
 
+const char* ProcessEnv(const char* name) { return std::getenv(name); }
+
 }  // namespace
 
 Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
@@ -124,8 +126,8 @@ Result<bool> ParseBlockingCommMode(const EnvLookup& lookup) {
                                        "pick one (runtime/README.md explains the choice)");
 }
 
-Result<JobEnv> ReadJobEnv() {
-  return ParseJobEnv([](const char* name) { return static_cast<const char*>(std::getenv(name)); });
-}
+Result<JobEnv> ReadJobEnv() { return ParseJobEnv(ProcessEnv); }
+
+Result<bool> ReadBlockingCommMode() { return ParseBlockingCommMode(ProcessEnv); }
 
 }  // namespace nccl_k8s

@@ -39,5 +39,6 @@ Result<JobEnv> ReadJobEnv();
 // "non-blocking", "non_blocking", any case) or unset. Only read where communicators are built,
 // so a typo never stops nccl-k8s-id or the id part.
 Result<bool> ParseBlockingCommMode(const EnvLookup& lookup);
+Result<bool> ReadBlockingCommMode();
 
 }  // namespace nccl_k8s
