@@ -3,8 +3,9 @@
 //   raw:     ncclGetUniqueId, then ncclCommInitRank for each GPU in one group (the id passed
 //            in-process, blocking init).
 //   runtime: nccl_k8s::Init() through the env contract and a real sidecar (id POSTed to the
-//            sidecar, non-blocking init polled against the deadline).
-// Prints time-to-communicator for both and an all-reduce table with busbw for both and the ratio.
+//            sidecar), in the mode asked for (default: blocking, NCCL's own init under a watchdog).
+// Prints time-to-communicator for both and an all-reduce table with time and busbw for both and
+// the time ratio runtime/raw per size (1.00 = as fast as raw; > 1 slower).
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -29,7 +30,7 @@ running sidecar). Sizes take K/M/G suffixes. --reps: interleaved measurements pe
 path (median reported). --raw-inits: raw inits timed (median reported); one untimed raw init
 runs first to take NCCL's one-time setup out of both numbers. --blocking / --nonblocking: which
 communicators the runtime hands out (CommOptions.blocking; default: NCCL_K8S_COMM_MODE, else
-non-blocking); --blocking splits blocking ones from the non-blocking init communicators.
+blocking). Sizes run from --min-bytes to --max-bytes in powers of two (e.g. 8 to 1G).
 --init-only: print the time-to-communicator line and exit (one runtime sample per process: the
 sidecar serves one id per attempt; bench/allreduce/init-reps.sh repeats it).
 )";
@@ -127,9 +128,9 @@ int main(int argc, char** argv) {
   std::printf("# time to communicator (%d GPUs, one process): raw %.1f ms (median of %d), runtime via sidecar %.1f ms, ratio %.3f (%s first)\n",
               n, Median(raw_ms), raw_inits, runtime_ms, runtime_ms / Median(raw_ms), runtime_first ? "runtime" : "raw");
   // One line for scripts: init-reps.sh collects these.
-  std::printf("INIT order=%s raw_ms=%.3f runtime_ms=%.3f rt_init_ms=%.3f rt_split_ms=%.3f blocking=%d\n",
+  std::printf("INIT order=%s raw_ms=%.3f runtime_ms=%.3f rt_init_ms=%.3f blocking=%d\n",
               runtime_first ? "runtime-first" : "raw-first", Median(raw_ms), runtime_ms, comms->timings().init_ms,
-              comms->timings().split_ms, comms->blocking() ? 1 : 0);
+              comms->blocking() ? 1 : 0);
   std::fflush(stdout);
   if (init_only) {
     RawDestroy(raw);
@@ -137,7 +138,7 @@ int main(int argc, char** argv) {
     if (!destroyed.ok()) { std::fprintf(stderr, "%s\n", destroyed.ToString().c_str()); return 1; }
     return 0;
   }
-  std::printf("# runtime communicators: %s\n", comms->blocking() ? "blocking (split from the non-blocking init)" : "non-blocking");
+  std::printf("# runtime communicators: %s\n", comms->blocking() ? "blocking" : "non-blocking");
 
   nccl_k8s::LocalRanks raw_local, rt_local;
   raw_local.world_size = rt_local.world_size = n;
@@ -152,8 +153,10 @@ int main(int argc, char** argv) {
   auto buffers = nccl_k8s::SweepBuffers::Allocate(raw_local, sweep.max_bytes);
   if (!buffers.ok()) { std::fprintf(stderr, "%s\n", buffers.status().ToString().c_str()); return 1; }
   std::printf("#       size    raw time   raw busbw   rt time    rt busbw   rt/raw  #wrong\n"
-              "#        (B)        (us)      (GB/s)      (us)      (GB/s)\n");
+              "#        (B)        (us)      (GB/s)      (us)      (GB/s)   (time)\n");
   long long wrong = 0;
+  std::vector<double> ratios;
+  size_t worst_bytes = 0;
   for (size_t bytes : nccl_k8s::SweepSizes(sweep)) {
     std::vector<double> raw_t, rt_t;
     for (int r = 0; r < reps; ++r) {
@@ -171,9 +174,16 @@ int main(int argc, char** argv) {
     }
     double factor = 2.0 * (n - 1) / n;
     double raw_bus = bytes / (Median(raw_t) * 1e3) * factor, rt_bus = bytes / (Median(rt_t) * 1e3) * factor;
+    double ratio = Median(rt_t) / Median(raw_t);
+    if (ratios.empty() || ratio > *std::max_element(ratios.begin(), ratios.end())) worst_bytes = bytes;
+    ratios.push_back(ratio);
     std::printf("%12zu  %10.1f  %10.2f  %8.1f  %10.2f  %7.4f  %6lld\n", bytes, Median(raw_t), raw_bus,
-                Median(rt_t), rt_bus, rt_bus / raw_bus, wrong);
+                Median(rt_t), rt_bus, ratio, wrong);
     std::fflush(stdout);
+  }
+  if (!ratios.empty()) {
+    std::printf("# rt/raw time over %zu sizes: median %.4f, max %.4f (at %zu B)\n", ratios.size(), Median(ratios),
+                *std::max_element(ratios.begin(), ratios.end()), worst_bytes);
   }
   *buffers = nccl_k8s::SweepBuffers();
   RawDestroy(raw);

@@ -2,7 +2,8 @@
 # Time to communicator, runtime (through a real sidecar) against raw NCCL, sampled REPS times.
 # Each repetition is a fresh process with its own sidecar and attempt (a sidecar serves one id per
 # attempt) doing one untimed raw init, then one runtime and one raw init, alternating which comes
-# first. Prints every INIT line, then median / p10 / p90 of each and the per-process ratio runtime/raw.
+# first. Prints median / p10 / p90 of each, the per-process ratio runtime/raw and difference
+# runtime - raw, and order-balanced estimates of both (the acceptance: difference <= 2 ms).
 #   init-reps.sh BIN_DIR REPS [extra nccl-allreduce-bench args]
 # BIN_DIR holds nccl-allreduce-bench and nccl-sidecar. Every process runs under `timeout`.
 set -uo pipefail
@@ -30,7 +31,7 @@ for i in $(seq 1 "${reps}"); do
 done
 summarize() {  # summarize LABEL FIELD [FILTER]: median and p90 of a key=value field over INIT lines
   local label=$1 field=$2 filter=${3:-.}
-  grep -- "${filter}" "${lines}" | grep -o "${field}=[0-9.]*" | cut -d= -f2 | sort -g \
+  grep -- "${filter}" "${lines}" | grep -o "${field}=[-0-9.]*" | cut -d= -f2 | sort -g \
     | awk -v l="${label}" '{v[NR]=$1} END {if (NR==0) {print l": no samples"; exit}
         m=v[int((NR+1)/2)]; p10=v[int(NR*0.1+0.999)]; p90=v[int(NR*0.9+0.999)]
         printf "%-28s n=%-3d median %8.3f  p10 %8.3f  p90 %8.3f  min %8.3f  max %8.3f\n", l, NR, m, p10, p90, v[1], v[NR]}'
@@ -38,22 +39,27 @@ summarize() {  # summarize LABEL FIELD [FILTER]: median and p90 of a key=value f
 echo "# time to communicator over ${reps} processes (ms; ratio = runtime/raw within one process)"
 summarize "raw" raw_ms
 summarize "runtime (total)" runtime_ms
-summarize "  runtime non-blocking init" rt_init_ms
-grep -q 'blocking=1' "${lines}" && summarize "  runtime blocking split" rt_split_ms
-awk '{for (i=1;i<=NF;i++) {split($i,kv,"="); f[kv[1]]=kv[2]} if (f["raw_ms"]>0) print "ratio=" f["runtime_ms"]/f["raw_ms"], $2}' "${lines}" >"${logs}/ratios.txt"
+summarize "  runtime's NCCL init call" rt_init_ms
+awk '{for (i=1;i<=NF;i++) {split($i,kv,"="); f[kv[1]]=kv[2]} if (f["raw_ms"]>0) printf "ratio=%.4f diff_ms=%.3f %s\n", f["runtime_ms"]/f["raw_ms"], f["runtime_ms"]-f["raw_ms"], $2}' "${lines}" >"${logs}/ratios.txt"
 lines="${logs}/ratios.txt"
+summarize "runtime - raw (ms)" diff_ms
+summarize "runtime - raw, raw first" diff_ms order=raw-first
+summarize "runtime - raw, runtime first" diff_ms order=runtime-first
 summarize "ratio runtime/raw" ratio
 summarize "ratio, raw first" ratio order=raw-first
 summarize "ratio, runtime first" ratio order=runtime-first
 # Order-balanced estimate: the second init in a process is faster whichever path it is, so the
 # geometric mean of the two orders' median ratios cancels that bias (it equals the ratio when
 # there is no order effect).
-order_median() {  # order_median ORDER: median ratio of that order ("" when none)
-  grep -- "order=$1" "${lines}" | grep -o 'ratio=[0-9.]*' | cut -d= -f2 | sort -g | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'
+# The same for the difference: the mean of the two orders' medians.
+order_median() {  # order_median ORDER FIELD: median FIELD of that order ("" when none)
+  grep -- "order=$1" "${lines}" | grep -o "$2=[-0-9.]*" | cut -d= -f2 | sort -g | awk '{v[NR]=$1} END {if (NR) print v[int((NR+1)/2)]}'
 }
-first=$(order_median raw-first); second=$(order_median runtime-first)
+first=$(order_median raw-first ratio); second=$(order_median runtime-first ratio)
+dfirst=$(order_median raw-first diff_ms); dsecond=$(order_median runtime-first diff_ms)
 if [[ -n "$first" && -n "$second" ]]; then
   awk -v a="$first" -v b="$second" 'BEGIN {printf "order-balanced ratio sqrt(raw-first median x runtime-first median) = sqrt(%.3f x %.3f) = %.3f\n", a, b, sqrt(a*b)}'
+  awk -v a="$dfirst" -v b="$dsecond" 'BEGIN {printf "order-balanced runtime - raw = (raw-first median + runtime-first median) / 2 = (%.3f + %.3f) / 2 = %.3f ms\n", a, b, (a+b)/2}'
 else
-  echo "order-balanced ratio: needs samples of both orders"
+  echo "order-balanced ratio and difference: need samples of both orders"
 fi

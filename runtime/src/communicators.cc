@@ -1,11 +1,16 @@
-// Non-blocking communicator init with a deadline, several GPUs per process through one group,
-// then, when asked for (CommOptions.blocking, NCCL_K8S_COMM_MODE=blocking), a blocking split.
+// Communicator init for the ranks of this process (several GPUs through one group) under the init
+// deadline, in the mode NCCL_K8S_COMM_MODE / CommOptions.blocking picks:
+//   blocking (default): plain blocking NCCL communicators, made by ncclCommInitRankConfig with
+//     NCCL's default config, as a trainer would make them; an ExitWatchdog ends the process if the
+//     init outlives the deadline (a blocking init cannot be abandoned);
+//   non-blocking: config.blocking = 0, polled against the deadline and aborted when it passes.
 #include <cuda_runtime_api.h>
 
-#include <atomic>
 #include <cstdio>
 #include <thread>
 
+#include "exit_watchdog.h"
+#include "init_deadline.h"
 #include "log.h"
 #include "nccl_k8s/runtime.h"
 
@@ -20,6 +25,7 @@ std::string NcclError(const std::string& what, ncclResult_t rc, ncclComm_t comm)
 }
 
 // Polls until no communicator is in progress. Returns the first error, or kDeadlineExceeded.
+// Blocking communicators are never in progress: one ncclCommGetAsyncError each.
 Status PollReady(const std::vector<ncclComm_t>& comms, Deadline deadline, const std::string& what) {
   // Yields for the first millisecond, then sleeps 50 µs a round: a ready communicator is seen
   // within ~0.1 ms (a sleep that backs off to 1 ms added ~0.5 ms to every init on average).
@@ -71,93 +77,14 @@ Status FinalizeAndDestroy(std::vector<ncclComm_t>& comms, milliseconds timeout) 
 }
 
 void AbortAll(std::vector<ncclComm_t>& comms) {
-  for (ncclComm_t& comm : comms) {
+  for (ncclComm_t comm : comms) {
     if (comm != nullptr) ncclCommAbort(comm);
-    comm = nullptr;
   }
+  comms.clear();
 }
 
-// Splits each non-blocking parent into a blocking communicator of the same ranks. The split is
-// collective over the parent and runs asynchronously (the parent is non-blocking), so it is
-// polled against the same deadline; a rank that dies in between cannot hang us.
-Result<std::vector<ncclComm_t>> SplitBlocking(const std::vector<ncclComm_t>& parents,
-                                              const std::vector<int>& ranks, Deadline deadline) {
-  std::vector<ncclComm_t> children(parents.size(), nullptr);
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 1;
-  ncclResult_t rc = ncclGroupStart();
-  for (size_t g = 0; g < parents.size() && rc == ncclSuccess; ++g) {
-    ncclResult_t split = ncclCommSplit(parents[g], /*color=*/0, /*key=*/ranks[g], &children[g], &config);
-    if (split != ncclSuccess && split != ncclInProgress) rc = split;
-  }
-  ncclResult_t end = ncclGroupEnd();
-  if (rc == ncclSuccess && end != ncclSuccess && end != ncclInProgress) rc = end;
-  if (rc != ncclSuccess) return Status(Code::kNccl, NcclError("ncclCommSplit", rc, parents.front()));
-  Status ready = PollReady(parents, deadline, "communicator split");
-  if (!ready.ok()) return ready;
-  // NCCL's helper thread publishes each child when its split is done.
-  for (ncclComm_t& child : children) child = std::atomic_ref<ncclComm_t>(child).load(std::memory_order_acquire);
-  for (size_t g = 0; g < children.size(); ++g) {
-    ncclResult_t state = ncclInternalError;
-    if (children[g] == nullptr || ncclCommGetAsyncError(children[g], &state) != ncclSuccess || state != ncclSuccess) {
-      std::erase(children, nullptr);
-      AbortAll(children);
-      return Status(Code::kNccl, NcclError("ncclCommSplit gave no usable communicator", state, parents[g]));
-    }
-  }
-  return children;
-}
-
-}  // namespace
-
-Communicators::Communicators(Communicators&& other) noexcept { *this = std::move(other); }
-
-Communicators& Communicators::operator=(Communicators&& other) noexcept {
-  if (this != &other) {
-    Destroy();
-    comms_ = std::move(other.comms_);
-    parents_ = std::move(other.parents_);
-    timings_ = other.timings_;
-    ranks_ = std::move(other.ranks_);
-    devices_ = std::move(other.devices_);
-    world_size_ = other.world_size_;
-    blocking_ = other.blocking_;
-    other.comms_.clear();
-    other.parents_.clear();
-  }
-  return *this;
-}
-
-Communicators::~Communicators() { Destroy(); }
-
-Status Communicators::WaitReady(milliseconds timeout) {
-  Status status = PollReady(comms_, Clock::now() + timeout, "NCCL operation");
-  if (!status.ok()) Abort();
-  return status;
-}
-
-void Communicators::Abort() {
-  if (comms_.empty() && parents_.empty()) return;
-  log::Warn("aborting communicators", {{"count", std::to_string(comms_.size() + parents_.size())}});
-  AbortAll(comms_);
-  comms_.clear();
-  AbortAll(parents_);
-  parents_.clear();
-}
-
-Status Communicators::Destroy(milliseconds timeout) {
-  // The split communicators before the parents whose resources they share.
-  Status status = FinalizeAndDestroy(comms_, timeout);
-  if (status.ok()) status = FinalizeAndDestroy(parents_, timeout);
-  if (!status.ok()) Abort();
-  return status;
-}
-
-Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& id,
-                                        const CommOptions& options, Deadline deadline) {
-  auto blocking_mode = ResolveBlocking(options);
-  if (!blocking_mode.ok()) return blocking_mode.status();
-  const bool blocking = *blocking_mode;
+// The CUDA device of each local rank: options.devices, else 0 .. ranks_per_pod-1; each must exist.
+Result<std::vector<int>> ChooseDevices(const JobEnv& env, const CommOptions& options) {
   const int local = env.ranks_per_pod();
   std::vector<int> devices = options.devices;
   if (devices.empty()) {
@@ -181,72 +108,140 @@ Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& i
                                                 std::to_string(device_count) + " visible)");
     }
   }
+  return devices;
+}
 
-  Communicators out;
-  out.world_size_ = env.world_size;
-  out.blocking_ = blocking;
-  out.devices_ = devices;
-  out.comms_.assign(local, nullptr);
-  for (int g = 0; g < local; ++g) out.ranks_.push_back(env.first_rank() + g);
-
-  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
-  config.blocking = 0;  // so we can watch the deadline and abort instead of hanging in init
-  if (blocking) config.splitShare = 1;  // the blocking split reuses this init's resources
-  const auto init_start = Clock::now();
+// One ncclCommInitRankConfig per local rank, in one group. Blocking: returns when every init is
+// done. Non-blocking: returns once they are started (poll them). On failure nothing is left.
+Status StartInit(const ncclUniqueId& id, int world_size, const std::vector<int>& ranks,
+                 const std::vector<int>& devices, bool blocking, std::vector<ncclComm_t>& comms) {
+  ncclConfig_t config = NCCL_CONFIG_INITIALIZER;  // NCCL's defaults, as a trainer's own init has
+  config.blocking = blocking ? 1 : 0;
+  comms.assign(ranks.size(), nullptr);
   int previous_device = 0;
   cudaGetDevice(&previous_device);
+  std::string failure;
+  Code code = Code::kNccl;
   ncclResult_t rc = ncclGroupStart();
-  for (int g = 0; g < local && rc == ncclSuccess; ++g) {
-    if (cudaSetDevice(devices[g]) != cudaSuccess) break;
-    ncclResult_t init = ncclCommInitRankConfig(&out.comms_[g], env.world_size, id, out.ranks_[g], &config);
+  for (size_t g = 0; g < ranks.size() && rc == ncclSuccess && failure.empty(); ++g) {
+    if (cudaError_t cerr = cudaSetDevice(devices[g]); cerr != cudaSuccess) {
+      failure = "cudaSetDevice(" + std::to_string(devices[g]) + "): " + cudaGetErrorString(cerr);
+      code = Code::kCuda;
+      break;
+    }
+    ncclResult_t init = ncclCommInitRankConfig(&comms[g], world_size, id, ranks[g], &config);
     if (init != ncclSuccess && init != ncclInProgress) rc = init;
   }
   ncclResult_t end = ncclGroupEnd();
   cudaSetDevice(previous_device);
-  if (rc == ncclSuccess && end != ncclInProgress) rc = end;
+  if (rc == ncclSuccess && end != ncclSuccess && end != ncclInProgress) rc = end;
+  std::erase(comms, nullptr);  // a failed init leaves no handle to poll or abort
+  if (failure.empty() && rc == ncclSuccess && comms.size() == ranks.size()) return Status::Ok();
+  if (failure.empty()) {
+    failure = NcclError("ncclCommInitRankConfig", rc == ncclSuccess ? ncclInternalError : rc,
+                        comms.empty() ? nullptr : comms.front());
+  }
+  AbortAll(comms);
+  return Status(code, failure);
+}
 
-  std::erase(out.comms_, nullptr);  // a failed init leaves no handle to poll or abort
-  if (rc != ncclSuccess || static_cast<int>(out.comms_.size()) != local) {
-    std::string message = NcclError("ncclCommInitRankConfig", rc == ncclSuccess ? ncclInternalError : rc,
-                                    out.comms_.empty() ? nullptr : out.comms_.front());
-    out.Abort();
-    return Status(Code::kNccl, message);
+// Blocking init: NCCL's own call, watched. If it is still running at the deadline the watchdog
+// ends the process with InitDeadlineMessage (ExitWatchdog says why nothing gentler is safe).
+Status InitBlocking(const ncclUniqueId& id, int world_size, const std::vector<int>& ranks,
+                    const std::vector<int>& devices, Deadline deadline, std::vector<ncclComm_t>& comms) {
+  // One line under the 300 bytes of its end that the operator quotes in the job's status.
+  ExitWatchdog watchdog(deadline, InitDeadlineMessage(ranks, world_size) + "; ending the process", {});
+  Status started = StartInit(id, world_size, ranks, devices, /*blocking=*/true, comms);
+  if (!started.ok()) return started;
+  // Returns at once, unless NCCL_COMM_BLOCKING=0 in the environment made NCCL build them non-blocking.
+  return PollReady(comms, deadline, "communicator init");
+}
+
+// Non-blocking init: started, then polled until ready, an error, or the deadline.
+Status InitNonBlocking(const ncclUniqueId& id, int world_size, const std::vector<int>& ranks,
+                       const std::vector<int>& devices, Deadline deadline, std::vector<ncclComm_t>& comms) {
+  Status started = StartInit(id, world_size, ranks, devices, /*blocking=*/false, comms);
+  if (!started.ok()) return started;
+  return PollReady(comms, deadline, "communicator init");
+}
+
+void LogReady(const Communicators& comms) {
+  char init_ms[32];
+  std::snprintf(init_ms, sizeof init_ms, "%.1f", comms.timings().init_ms);
+  std::vector<int> ranks;
+  for (int g = 0; g < comms.local_count(); ++g) ranks.push_back(comms.rank(g));
+  log::Info("communicators ready", {{"ranks", RankRange(ranks)},
+                                    {"world_size", std::to_string(comms.world_size())},
+                                    {"blocking", comms.blocking() ? "true" : "false"},
+                                    {"init_ms", init_ms}});
+}
+
+}  // namespace
+
+Communicators::Communicators(Communicators&& other) noexcept { *this = std::move(other); }
+
+Communicators& Communicators::operator=(Communicators&& other) noexcept {
+  if (this != &other) {
+    Destroy();
+    comms_ = std::move(other.comms_);
+    timings_ = other.timings_;
+    ranks_ = std::move(other.ranks_);
+    devices_ = std::move(other.devices_);
+    world_size_ = other.world_size_;
+    blocking_ = other.blocking_;
+    other.comms_.clear();
+  }
+  return *this;
+}
+
+Communicators::~Communicators() { Destroy(); }
+
+Status Communicators::WaitReady(milliseconds timeout) {
+  Status status = PollReady(comms_, Clock::now() + timeout, "NCCL operation");
+  if (!status.ok()) Abort();
+  return status;
+}
+
+void Communicators::Abort() {
+  if (comms_.empty()) return;
+  log::Warn("aborting communicators", {{"count", std::to_string(comms_.size())}});
+  AbortAll(comms_);
+}
+
+Status Communicators::Destroy(milliseconds timeout) {
+  Status status = FinalizeAndDestroy(comms_, timeout);
+  if (!status.ok()) Abort();
+  return status;
+}
+
+Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& id,
+                                        const CommOptions& options, Deadline deadline) {
+  auto blocking = ResolveBlocking(options);
+  if (!blocking.ok()) return blocking.status();
+  auto devices = ChooseDevices(env, options);
+  if (!devices.ok()) return devices.status();
+
+  Communicators out;
+  out.world_size_ = env.world_size;
+  out.blocking_ = *blocking;
+  out.devices_ = std::move(*devices);
+  for (int g = 0; g < env.ranks_per_pod(); ++g) out.ranks_.push_back(env.first_rank() + g);
+  if (Clock::now() >= deadline) {
+    return Status(Code::kDeadlineExceeded, "rank(s) " + RankRange(out.ranks_) +
+                                               ": the init deadline passed before communicator init began");
   }
 
-  Status ready = PollReady(out.comms_, deadline, "communicator init");
-  out.timings_.init_ms = MillisSince(init_start);
-  if (ready.ok() && blocking) {
-    const auto split_start = Clock::now();
-    auto children = SplitBlocking(out.comms_, out.ranks_, deadline);
-    out.timings_.split_ms = MillisSince(split_start);
-    if (children.ok()) {
-      out.parents_ = std::move(out.comms_);
-      out.comms_ = std::move(*children);
-    } else {
-      ready = children.status();
-    }
-  }
+  const auto start = Clock::now();
+  Status ready = *blocking ? InitBlocking(id, env.world_size, out.ranks_, out.devices_, deadline, out.comms_)
+                           : InitNonBlocking(id, env.world_size, out.ranks_, out.devices_, deadline, out.comms_);
+  out.timings_.init_ms = MillisSince(start);
   if (!ready.ok()) {
-    std::string ranks = std::to_string(out.ranks_.front()) +
-                        (local > 1 ? ".." + std::to_string(out.ranks_.back()) : "");
     out.Abort();
-    std::string hint = ready.code() == Code::kDeadlineExceeded
-                           ? "; some of the " + std::to_string(env.world_size) +
-                                 " ranks never joined (a pod that did not start, a wrong "
-                                 "NCCL_SOCKET_IFNAME, or a firewall between pods)"
-                           : "";
-    return Status(ready.code(), "rank(s) " + ranks + ": " + ready.message() + hint +
-                                    "; all communicators of this process were aborted");
+    std::string what = ready.code() == Code::kDeadlineExceeded ? InitDeadlineMessage(out.ranks_, env.world_size)
+                                                               : "rank(s) " + RankRange(out.ranks_) + ": " + ready.message();
+    return Status(ready.code(), what + "; all communicators of this process were aborted");
   }
-  char init_ms[32], split_ms[32];
-  std::snprintf(init_ms, sizeof init_ms, "%.1f", out.timings_.init_ms);
-  std::snprintf(split_ms, sizeof split_ms, "%.1f", out.timings_.split_ms);
-  log::Info("communicators ready", {{"ranks", std::to_string(out.ranks_.front()) + ".." +
-                                                  std::to_string(out.ranks_.back())},
-                                    {"world_size", std::to_string(env.world_size)},
-                                    {"blocking", blocking ? "true" : "false"},
-                                    {"init_ms", init_ms},
-                                    {"split_ms", split_ms}});
+  LogReady(out);
   return out;
 }
 

@@ -113,7 +113,7 @@ Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
 
 Result<bool> ParseBlockingCommMode(const EnvLookup& lookup) {
   const char* raw = lookup("NCCL_K8S_COMM_MODE");
-  if (raw == nullptr || *raw == '\0') return false;
+  if (raw == nullptr || *raw == '\0') return true;  // plain blocking NCCL communicators by default
   std::string value;
   for (const char* c = raw; *c != '\0'; ++c) {
     if (*c == '-' || *c == '_') continue;
@@ -122,7 +122,7 @@ Result<bool> ParseBlockingCommMode(const EnvLookup& lookup) {
   if (value == "blocking") return true;
   if (value == "nonblocking") return false;
   return Status(Code::kInvalidEnv, std::string("NCCL_K8S_COMM_MODE='") + raw +
-                                       "' is neither 'nonblocking' (the default) nor 'blocking'; unset it or "
+                                       "' is neither 'blocking' (the default) nor 'nonblocking'; unset it or "
                                        "pick one (runtime/README.md explains the choice)");
 }
 

@@ -75,8 +75,9 @@ std::string Render(std::string_view timestamp, Level level, std::string_view mes
   return out;
 }
 
-void Write(Level level, std::string_view message, const Fields& fields) {
-  if (static_cast<int>(level) < static_cast<int>(MinLevel())) return;
+namespace {
+
+void WriteLine(Level level, std::string_view message, const Fields& fields) {
   std::string line = Render(Now(), level, message, fields);
   line.push_back('\n');
   static std::mutex mu;
@@ -84,5 +85,14 @@ void Write(Level level, std::string_view message, const Fields& fields) {
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
 }
+
+}  // namespace
+
+void Write(Level level, std::string_view message, const Fields& fields) {
+  if (static_cast<int>(level) < static_cast<int>(MinLevel())) return;
+  WriteLine(level, message, fields);
+}
+
+void LastWords(std::string_view message, const Fields& fields) { WriteLine(Level::kError, message, fields); }
 
 }  // namespace nccl_k8s::log

@@ -15,6 +15,8 @@ enum class Level { kDebug = 0, kInfo = 1, kWarn = 2, kError = 3, kOff = 4 };
 using Fields = std::vector<std::pair<std::string, std::string>>;
 
 void Write(Level level, std::string_view message, const Fields& fields = {});
+// An error line written whatever the floor: the last words of a process about to end itself.
+void LastWords(std::string_view message, const Fields& fields = {});
 // Pure: one line without the trailing newline (tests).
 std::string Render(std::string_view timestamp, Level level, std::string_view message,
                    const Fields& fields);

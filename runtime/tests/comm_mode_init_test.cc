@@ -55,14 +55,14 @@ TEST_F(CommModeInit, AnExplicitOptionWinsOverTheVariable) {
 }
 
 TEST_F(CommModeInit, TheVariableDecidesWhenNoOptionIsGiven) {
-  setenv("NCCL_K8S_COMM_MODE", "Blocking", 1);
-  auto blocking = ResolveBlocking({});
-  ASSERT_TRUE(blocking.ok()) << blocking.status().ToString();
-  EXPECT_TRUE(*blocking);
+  setenv("NCCL_K8S_COMM_MODE", "Non-Blocking", 1);
+  auto nonblocking = ResolveBlocking({});
+  ASSERT_TRUE(nonblocking.ok()) << nonblocking.status().ToString();
+  EXPECT_FALSE(*nonblocking);
   unsetenv("NCCL_K8S_COMM_MODE");
   auto unset = ResolveBlocking({});
   ASSERT_TRUE(unset.ok()) << unset.status().ToString();
-  EXPECT_FALSE(*unset);
+  EXPECT_TRUE(*unset);
 }
 
 }  // namespace

@@ -43,11 +43,11 @@ Result<bool> CommMode(const char* value) {
   });
 }
 
-TEST(CommMode, DefaultsToNonBlocking) {
+TEST(CommMode, DefaultsToBlocking) {
   for (const char* unset : {static_cast<const char*>(nullptr), ""}) {
     auto mode = CommMode(unset);
     ASSERT_TRUE(mode.ok()) << mode.status().ToString();
-    EXPECT_FALSE(*mode);
+    EXPECT_TRUE(*mode);
   }
 }
 

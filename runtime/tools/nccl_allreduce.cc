@@ -36,13 +36,13 @@ address (ip:port) taken from the id; never the id itself. --linger-seconds N kee
 seconds after its work (like further training steps), so a run can be observed or interrupted.
 
 --blocking / --nonblocking: which communicators to run the sweep on (default: NCCL_K8S_COMM_MODE,
-else non-blocking). Init is non-blocking either way; --blocking then splits blocking communicators
-from the init ones (about one more NCCL init, once), which run small collectives at raw NCCL
-speed; non-blocking ones add tens of µs per collective (NCCL starts a thread per launch).
+else blocking). Blocking: plain NCCL communicators at raw speed; an init still running at the
+deadline ends the process (exit 124, message on stderr). Non-blocking: an init past the deadline
+is aborted (exit 1), but every collective costs tens of µs more (NCCL starts a thread per launch).
 
 Sizes accept K, M, G suffixes (powers of 1024). Defaults: 1M to 1G, 20 timed and 5 warm-up
 iterations per size. Exit status: 0 success; 1 error (message on stderr), including wrong sums;
-2 bad usage.
+2 bad usage; 124 communicator init still running at the deadline (blocking mode; message on stderr).
 )";
 
 bool ParseBytes(std::string_view text, size_t* out) {

@@ -2,14 +2,18 @@
 # GPU tests of the runtime through real sidecar processes on loopback (sidecar --standalone).
 #   gpu-tests.sh BIN_DIR SIDECAR [LOG_DIR]
 # BIN_DIR holds nccl-allreduce; SIDECAR is the nccl-sidecar binary. Exit 0 all passed, 1 a test
-# failed, 77 skipped (no GPU: CTest reports it as skipped, with the reason printed).
+# failed, 77 skipped (no GPU: CTest reports it as skipped, with the reason printed). One GPU runs
+# everything but the two-GPU shapes and netns_pods.
 # Tests:
-#   shape_PxG_MODE      for each PxG in $SHAPES (default "2x1 1x2") and each MODE in
+#   shape_PxG_MODE      for each PxG in $SHAPES (default "2x1 1x2"; "1x1" on one GPU) and each MODE in
 #                       $GPU_TESTS_COMM_MODES (default "nonblocking blocking", NCCL_K8S_COMM_MODE):
 #                       P pods (processes) x G GPUs, P sidecars (root + peers): communicators of
 #                       that mode and correct sums everywhere. Shapes needing more GPUs
 #                       than the machine has are skipped. 4/8 GPUs: SHAPES="2x2 1x4" or "2x4 4x2 8x1".
-#   missing_rank_abort  world of 2, only the root starts: it aborts within deadline + 1 s with a clear message
+#   missing_rank_MODE   world of 2, only the root starts: it ends within deadline + 1 s, naming the cause
+#                       (blocking: the init watchdog ends it with 124; non-blocking: aborted, exit 1)
+#   hung_init_MODE      world of 2: the root posts the id, starts its init, and is stopped (SIGSTOP);
+#                       rank 1's init hangs and ends within deadline + 1 s likewise
 #   missing_root_abort  world of 2, only rank 1 starts: no id comes; it gives up within deadline + 1 s
 #   netns_pods          tests/gpu/netns-pods.sh: two pods as network namespaces on a bridge (eth0 =
 #                       veth with the pod IP): the runtime picks eth0, NCCL bootstraps over it, sums
@@ -23,8 +27,8 @@ export NCCL_NVLS_ENABLE=0   # the device machines forbid NVLink multicast
 
 gpus=$(nvidia-smi -L 2>/dev/null | grep -c '^GPU' || true)
 [[ -n "${GPU_TESTS_FAKE_GPUS:-}" ]] && gpus=${GPU_TESTS_FAKE_GPUS}  # exercise the script's plumbing without GPUs
-if [[ "${gpus:-0}" -lt 2 ]]; then
-  echo "SKIPPED: GPU tests need 2 NVIDIA GPUs, found ${gpus:-0} (run tests/gpu/run-on-device.sh on a GPU machine)"
+if [[ "${gpus:-0}" -lt 1 ]]; then
+  echo "SKIPPED: GPU tests need an NVIDIA GPU, found none (run tests/gpu/run-on-device.sh on a GPU machine)"
   exit 77
 fi
 if [[ ! -x "${sidecar}" ]]; then
@@ -106,46 +110,83 @@ run_shape() {  # run_shape PODS GPUS MODE (NCCL_K8S_COMM_MODE of the trainers)
   cleanup; pids=()
 }
 
-for shape in ${SHAPES:-2x1 1x2}; do
+default_shapes="2x1 1x2"; [[ $gpus -lt 2 ]] && default_shapes="1x1"
+for shape in ${SHAPES:-$default_shapes}; do
   if [[ ! "$shape" =~ ^([1-9][0-9]*)x([1-9][0-9]*)$ ]]; then result 1 "shape_${shape}" "bad shape (want PODSxGPUS)"; continue; fi
   for mode in ${GPU_TESTS_COMM_MODES:-nonblocking blocking}; do
     run_shape "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "$mode"
   done
 done
 
-# ---- a rank that never arrives ----------------------------------------------------------------
+# ---- the deadline: a rank that never arrives, a root that never posts, an init that hangs ----------
+# Each must end the trainer within deadline + 1 s with a message naming the cause. Blocking
+# communicators (the default) end the process from the init watchdog (exit 124); non-blocking ones
+# are aborted and the trainer exits 1.
 deadline=5
-start_sidecar mr-sidecar0 0 2 1 1
-if [[ -n "${port:-}" ]]; then
-  start=$(date +%s.%N)
-  env $(trainer_env 0 2 1 1 "$port" $deadline) CUDA_VISIBLE_DEVICES=0 timeout 150 "${bin}/nccl-allreduce" >"${logs}/mr.out" 2>"${logs}/mr.err"
-  rc=$?
-  elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN{printf "%.2f", a-b}')
-  ok=1
-  if [[ $rc -ne 0 ]] && grep -q "deadline" "${logs}/mr.err" && grep -q "aborted" "${logs}/mr.err" \
-     && awk -v e="$elapsed" -v d="$deadline" 'BEGIN{exit !(e <= d + 1)}'; then ok=0; fi
-  result $ok missing_rank_abort "rc=$rc elapsed=${elapsed}s (limit $((deadline+1))s)"
-  echo "  missing_rank_abort: exit $rc after ${elapsed}s (deadline ${deadline}s); message:"
-  grep "nccl-allreduce:" "${logs}/mr.err" | sed 's/^/    /'
-else
-  result 1 missing_rank_abort "sidecar did not start"
-fi
-cleanup; pids=()
+second_gpu=$(( gpus > 1 ? 1 : 0 ))   # a lone rank 1 never gets past the id or the bootstrap: one GPU does
+# check_deadline NAME RC ELAPSED WANT_RC LOG PATTERN...: the exit code, the time and every pattern in LOG
+check_deadline() {
+  local name=$1 rc=$2 elapsed=$3 want=$4 log=$5 ok=0 p; shift 5
+  [[ $rc -eq $want ]] || ok=1
+  awk -v e="$elapsed" -v d="$deadline" 'BEGIN{exit !(e <= d + 1)}' || ok=1
+  for p in "$@"; do grep -q -- "$p" "$log" || ok=1; done
+  result $ok "$name" "rc=$rc (want $want) elapsed=${elapsed}s (limit $((deadline + 1))s); see $log"
+  echo "  ${name}: exit $rc after ${elapsed}s (deadline ${deadline}s); message:"
+  grep -E "nccl-allreduce:|nccl-k8s: (rank|communicator)" "$log" | tail -2 | sed 's/^/    /'
+}
+since() { awk -v a="$(date +%s.%N)" -v b="$1" 'BEGIN{printf "%.2f", a-b}'; }
+want_rc() { [[ "$1" == nonblocking ]] && echo 1 || echo 124; }
 
-# ---- a root that never arrives ----------------------------------------------------------------
+deadline_modes=${GPU_TESTS_COMM_MODES:-nonblocking blocking}
+[[ -n "${GPU_TESTS_FAKE_GPUS:-}" ]] && deadline_modes=""   # these need a real NCCL init
+for mode in ${deadline_modes}; do
+  # A rank that never arrives: world of 2, only the root starts; it waits in NCCL's bootstrap.
+  name="missing_rank_${mode}"
+  if start_sidecar "mr-${mode}-sidecar0" 0 2 1 1; then
+    start=$(date +%s.%N)
+    env $(trainer_env 0 2 1 1 "$port" $deadline) CUDA_VISIBLE_DEVICES=0 NCCL_K8S_COMM_MODE="$mode" \
+      timeout 150 "${bin}/nccl-allreduce" >"${logs}/${name}.out" 2>"${logs}/${name}.err"
+    rc=$?
+    check_deadline "$name" $rc "$(since "$start")" "$(want_rc "$mode")" "${logs}/${name}.err" "before the deadline" "ranks never joined"
+  else
+    result 1 "$name" "sidecar did not start"
+  fi
+  cleanup; pids=()
+
+  # An init that hangs: the root posts the id, starts its init and then stops (SIGSTOP); rank 1
+  # connects to the root's bootstrap socket (the kernel accepts it) and waits for an answer that
+  # never comes.
+  name="hung_init_${mode}"
+  root_port=""; peer_port=""
+  start_sidecar "hi-${mode}-sidecar0" 0 2 1 1 && root_port=$port && \
+    start_sidecar "hi-${mode}-sidecar1" 1 2 1 1 "http://127.0.0.1:${root_port}" && peer_port=$port
+  if [[ -n "${peer_port}" ]]; then
+    env $(trainer_env 0 2 1 1 "$root_port" 60) CUDA_VISIBLE_DEVICES=0 NCCL_K8S_COMM_MODE="$mode" \
+      "${bin}/nccl-allreduce" >"${logs}/${name}-root.out" 2>"${logs}/${name}-root.err" &
+    root_pid=$!; pids+=($root_pid)
+    for _ in $(seq 1 100); do grep -q "id obtained" "${logs}/${name}-root.out" && break; sleep 0.1; done
+    kill -STOP "$root_pid"
+    start=$(date +%s.%N)
+    env $(trainer_env 1 2 1 1 "$peer_port" $deadline) CUDA_VISIBLE_DEVICES=$second_gpu NCCL_K8S_COMM_MODE="$mode" \
+      timeout 150 "${bin}/nccl-allreduce" >"${logs}/${name}.out" 2>"${logs}/${name}.err"
+    rc=$?
+    check_deadline "$name" $rc "$(since "$start")" "$(want_rc "$mode")" "${logs}/${name}.err" "before the deadline" "ranks never joined"
+    kill -CONT "$root_pid" 2>/dev/null
+  else
+    result 1 "$name" "sidecars did not start"
+  fi
+  cleanup; pids=()
+done
+
+# A root that never posts: world of 2, only rank 1 starts; no id comes from the sidecar (the same
+# in both modes: this happens before any communicator exists).
 root_port=""; peer_port=""
 start_sidecar mo-sidecar0 0 2 1 1 && root_port=$port && \
   start_sidecar mo-sidecar1 1 2 1 1 "http://127.0.0.1:${root_port}" && peer_port=$port
 if [[ -n "${peer_port:-}" ]]; then
   start=$(date +%s.%N)
-  env $(trainer_env 1 2 1 1 "$peer_port" $deadline) CUDA_VISIBLE_DEVICES=1 timeout 150 "${bin}/nccl-allreduce" >"${logs}/mo.out" 2>"${logs}/mo.err"
-  rc=$?
-  elapsed=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN{printf "%.2f", a-b}')
-  ok=1
-  if [[ $rc -ne 0 ]] && grep -q "deadline" "${logs}/mo.err" && awk -v e="$elapsed" -v d="$deadline" 'BEGIN{exit !(e <= d + 1)}'; then ok=0; fi
-  result $ok missing_root_abort "rc=$rc elapsed=${elapsed}s"
-  echo "  missing_root_abort: exit $rc after ${elapsed}s (deadline ${deadline}s); message:"
-  grep "nccl-allreduce:" "${logs}/mo.err" | sed 's/^/    /'
+  env $(trainer_env 1 2 1 1 "$peer_port" $deadline) CUDA_VISIBLE_DEVICES=$second_gpu timeout 150 "${bin}/nccl-allreduce" >"${logs}/mo.out" 2>"${logs}/mo.err"
+  check_deadline missing_root_abort $? "$(since "$start")" 1 "${logs}/mo.err" "deadline"
 else
   result 1 missing_root_abort "sidecars did not start"
 fi

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Where NCCL's init time goes, for the runtime's init (non-blocking; with --blocking also the
-# blocking split child) and for raw init: runs the benchmark's --init-only path REPS times with NCCL's INIT debug output
+# Where NCCL's init time goes, for the runtime's init (default blocking, or --nonblocking) and for
+# raw init: runs the benchmark's --init-only path REPS times with NCCL's INIT debug output
 # and prints NCCL's own "Init timings" lines (total, kernels, alloc, bootstrap, allgathers, topo,
 # graphs, connections, rest; seconds). Run on the GPU machine from the repository root after
-# tests/gpu/prepare-device-bundle.sh:  tests/gpu/init-breakdown.sh [REPS] [bench args, e.g. --blocking]
+# tests/gpu/prepare-device-bundle.sh:  tests/gpu/init-breakdown.sh [REPS] [bench args, e.g. --nonblocking]
 set -uo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/../../bench/allreduce/standalone-sidecar.sh"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"

@@ -1,16 +1,20 @@
 #!/usr/bin/env bash
-# Everything the GPU machine does in one call: the GPU tests and the all-reduce benchmark, from
-# the bundle tests/gpu/prepare-device-bundle.sh made (carried as build-device/). Writes to $OUT:
-# env.txt, gpu-tests.txt, init.txt, bench.txt, logs.tar.gz. Run from the repository root:
-#   tests/gpu/run-on-device.sh                      # shapes "2x1 1x2" (2 GPUs)
+# Everything the GPU machine does in one call: the GPU tests, time to communicator and the
+# all-reduce benchmark, from the bundle tests/gpu/prepare-device-bundle.sh made (carried as
+# build-device/). Writes to $OUT: env.txt, gpu-tests.txt, init.txt, bench.txt, logs.tar.gz.
+# Run from the repository root:
+#   tests/gpu/run-on-device.sh                      # 1 GPU: shape 1x1, deadline tests, 1-GPU bench
+#                                                   # 2 GPUs: also shapes 2x1 1x2, netns pods, 2-GPU bench
 #   SHAPES="2x2 1x4 4x1" tests/gpu/run-on-device.sh # 4 GPUs;  8 GPUs: SHAPES="2x4 4x2 8x1 1x8"
-# The benchmark uses every GPU of the machine in one process (at most 8; BENCH_GPUS overrides).
-# Every process runs under `timeout` (parts: tests 240 s, init 210 s, bench 100 s a run, within the
-# device's 600 s a call for the default six runs only when nothing hangs); on 2 GPUs the whole script
-# takes about 5-6 minutes. Exit status 1 when a part failed (named on the last line).
-# Knobs: PARTS="tests init bench" (a subset runs only those), INIT_REPS / INIT_REPS_BLOCKING
-# (processes sampled for time to communicator), BENCH_MODES (one benchmark run per word:
-# "default" = NCCL_K8S_COMM_MODE unset, "--blocking"), BENCH_ARGS (iterations and repetitions).
+# The benchmark uses every GPU of the machine in one process (at most 8; BENCH_GPUS overrides):
+# 8 B to 1 GiB, runtime against raw NCCL per size (time ratio, busbw), in both communicator modes.
+# Every process runs under `timeout` (parts: tests 240 s, init 150 + 90 s, bench 100 s a run);
+# on one H200 the whole script takes about 4 minutes. Exit status 1 when a part failed (named
+# on the last line).
+# Knobs: PARTS="tests init bench" (a subset runs only those), INIT_REPS (processes sampled for
+# time to communicator in the default mode, blocking; default 20) and INIT_REPS_NONBLOCKING
+# (default 10), BENCH_MODES (one benchmark run per word: "default" = NCCL_K8S_COMM_MODE unset,
+# i.e. blocking; "--nonblocking"), BENCH_ARGS (sizes, iterations and repetitions).
 set -uo pipefail
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 out="${OUT:-/tmp/ncclk8s-out}"
@@ -45,7 +49,7 @@ source "${repo}/bench/allreduce/standalone-sidecar.sh"
 
 if [[ "$parts" == *" tests "* ]]; then
   echo "===== GPU tests"
-  SHAPES="${SHAPES:-2x1 1x2}" timeout 240 "${repo}/tests/gpu/gpu-tests.sh" "${bundle}/bin" "${bundle}/bin/nccl-sidecar" "${logs}/gpu" 2>&1 | tee "${out}/gpu-tests.txt"
+  timeout 240 "${repo}/tests/gpu/gpu-tests.sh" "${bundle}/bin" "${bundle}/bin/nccl-sidecar" "${logs}/gpu" 2>&1 | tee "${out}/gpu-tests.txt"
   [[ ${PIPESTATUS[0]} -eq 0 ]] || failed+=" tests"
   reap
 fi
@@ -56,22 +60,22 @@ export BENCH_GPUS=${bench_gpus}
 if [[ "$parts" == *" init "* ]]; then
   echo "===== time to communicator: raw vs runtime, one process per sample, alternating order (${bench_gpus} GPUs)"
   {
-    echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) non-blocking (default): bench/allreduce/init-reps.sh ${INIT_REPS:-30}"
-    timeout 150 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS:-30}"
-    echo "# blocking (--blocking: split communicators): init-reps.sh ${INIT_REPS_BLOCKING:-10} --blocking"
-    timeout 60 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS_BLOCKING:-10}" --blocking
+    echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) default (blocking): bench/allreduce/init-reps.sh ${INIT_REPS:-20}"
+    timeout 150 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS:-20}"
+    echo "# non-blocking: init-reps.sh ${INIT_REPS_NONBLOCKING:-10} --nonblocking"
+    timeout 90 "${repo}/bench/allreduce/init-reps.sh" "${bundle}/bin" "${INIT_REPS_NONBLOCKING:-10}" --nonblocking
   } 2>&1 | tee "${out}/init.txt"
   grep -q "no sample\|no samples" "${out}/init.txt" && failed+=" init"
   reap
 fi
 
-bench_args="--min-bytes 1M --max-bytes 1G ${BENCH_ARGS:---iters 40 --reps 15 --raw-inits 3}"
+bench_args="${BENCH_ARGS:---min-bytes 8 --max-bytes 1G --iters 40 --reps 15 --raw-inits 3}"
 if [[ "$parts" == *" bench "* ]]; then
   echo "===== benchmark: runtime vs raw NCCL, one process x ${bench_gpus} GPUs"
   {
     echo "# $(date -u +%Y-%m-%dT%H:%M:%SZ) $(nvidia-smi -L | tr '\n' ' ')"
     attempt=0
-    for mode in ${BENCH_MODES:-default default --blocking default default default}; do
+    for mode in ${BENCH_MODES:-default --nonblocking default --nonblocking}; do
       [[ "$mode" == default ]] && mode=""
       attempt=$((attempt + 1))
       start_standalone_sidecar "${bundle}/bin/nccl-sidecar" "$attempt" "${bench_gpus}" "${logs}/bench-sidecar-$attempt.log" \
@@ -92,6 +96,6 @@ tar -czf "${out}/logs.tar.gz" -C "${logs}" . 2>/dev/null
 echo "===== summary"
 grep -E "passed, .* failed|^(PASS|FAIL|SKIP)" "${out}/gpu-tests.txt"
 grep -E "^(#|raw|runtime|  runtime|ratio|order-balanced|rep .*no sample)" "${out}/init.txt"
-grep -E "^## run|runtime communicators|^ *(1048576|16777216|1073741824) |exit" "${out}/bench.txt"
+grep -E "^## run|runtime communicators|^ *(8|1024|1048576|16777216|1073741824) |rt/raw time over|exit" "${out}/bench.txt"
 if [[ -n "$failed" ]]; then echo "FAILED:${failed}"; exit 1; fi
 echo "all parts run passed"

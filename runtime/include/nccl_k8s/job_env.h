@@ -35,8 +35,8 @@ Result<JobEnv> ParseJobEnv(const EnvLookup& lookup);
 Result<JobEnv> ReadJobEnv();
 
 // NCCL_K8S_COMM_MODE, set by the user (never injected): which communicators InitCommunicators
-// hands out when CommOptions.blocking is unset. true = "blocking"; false = "nonblocking" (also
-// "non-blocking", "non_blocking", any case) or unset. Only read where communicators are built,
+// hands out when CommOptions.blocking is unset. true = "blocking" or unset (the default); false =
+// "nonblocking" (also "non-blocking", "non_blocking", any case). Only read where communicators are built,
 // so a typo never stops nccl-k8s-id or the id part.
 Result<bool> ParseBlockingCommMode(const EnvLookup& lookup);
 Result<bool> ReadBlockingCommMode();

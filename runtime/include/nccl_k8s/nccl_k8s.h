@@ -50,18 +50,23 @@ int nccl_k8s_get_unique_id(unsigned char out[NCCL_K8S_ID_BYTES], long timeout_ms
 
 /* Env, interface, id and this process's communicators under one deadline. devices may be NULL
  * (devices 0..n-1); otherwise n_devices must equal max(NCCLJOB_GPUS_PER_POD, 1). The
- * communicators are non-blocking unless NCCL_K8S_COMM_MODE=blocking is in the environment when this
- * is called (from Python: os.environ before the call); nccl_k8s_is_blocking tells which. */
+ * communicators are plain blocking NCCL communicators, built by NCCL's own init with its default
+ * config; if that init is still running at the deadline, the process ends (exit status 124, the
+ * cause on stderr) and the operator restarts the attempt. With NCCL_K8S_COMM_MODE=nonblocking in
+ * the environment when this is called (from Python: os.environ before the call) they are NCCL
+ * non-blocking communicators instead, aborted at the deadline (NCCL_K8S_DEADLINE_EXCEEDED);
+ * nccl_k8s_is_blocking tells which. */
 int nccl_k8s_init(const int* devices, int n_devices, long timeout_ms, nccl_k8s_comms_t** out);
 
 int nccl_k8s_local_count(const nccl_k8s_comms_t* comms);
 int nccl_k8s_world_size(const nccl_k8s_comms_t* comms);
-/* 1 when the communicators are blocking (NCCL_K8S_COMM_MODE=blocking), 0 when non-blocking. */
+/* 1 when the communicators are blocking (the default), 0 when non-blocking (NCCL_K8S_COMM_MODE=nonblocking). */
 int nccl_k8s_is_blocking(const nccl_k8s_comms_t* comms);
 int nccl_k8s_comm(const nccl_k8s_comms_t* comms, int local, ncclComm_t* comm, int* rank);
 
 /* Non-blocking communicators may return ncclInProgress from any call; call this (or poll
- * ncclCommGetAsyncError) before the next NCCL call. On error or timeout all are aborted. */
+ * ncclCommGetAsyncError) before the next NCCL call. On error or timeout all are aborted.
+ * Blocking ones (the default): an error check. */
 int nccl_k8s_wait_ready(nccl_k8s_comms_t* comms, long timeout_ms);
 
 /* Finalizes and destroys every communicator and frees comms (also on failure). */

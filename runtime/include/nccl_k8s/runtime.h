@@ -58,21 +58,22 @@ struct CommOptions {
   std::vector<int> devices;
   // Overrides NCCLJOB_INIT_TIMEOUT_SECONDS when > 0.
   std::chrono::milliseconds timeout{0};
-  // Which communicators comm() hands out. Unset: NCCL_K8S_COMM_MODE (default "nonblocking").
-  // false: the non-blocking init communicators themselves (config.blocking = 0): init costs
-  //   NCCL's own init plus ~1 ms, but any NCCL call on them may answer ncclInProgress (poll
-  //   ncclCommGetAsyncError or WaitReady before the next call), and NCCL runs every group call on
-  //   a new thread: tens of µs more per collective (1 MiB all-reduce ~74 µs vs ~20 µs raw).
-  // true: blocking communicators split (ncclCommSplit, shared resources) from those once they
-  //   are ready, under the same deadline: plain NCCL semantics and raw small-message latency,
-  //   for about one more NCCL init (~50 ms on 2 H200) once per job.
+  // Which communicators comm() hands out. Unset: NCCL_K8S_COMM_MODE (default "blocking").
+  // true: plain blocking NCCL communicators, made by ncclCommInitRankConfig with NCCL's default
+  //   config (what a trainer's own ncclCommInitRank makes): plain NCCL semantics and speed. A
+  //   blocking init cannot be abandoned, so if it is still running at the deadline a watchdog
+  //   thread logs why and ends the process (exit status 124); the operator restarts the attempt.
+  // false: non-blocking communicators (config.blocking = 0), polled against the deadline and
+  //   aborted when it passes (Init returns kDeadlineExceeded instead of ending the process); but
+  //   any NCCL call on them may answer ncclInProgress (poll ncclCommGetAsyncError or WaitReady
+  //   before the next call), and NCCL runs every group call on a new thread: tens of µs more per
+  //   collective. For frameworks that already poll non-blocking communicators.
   std::optional<bool> blocking;
 };
 
 // Where init time went (milliseconds), for logs and benchmarks.
 struct InitTimings {
-  double init_ms = 0;   // non-blocking ncclCommInitRankConfig until ready
-  double split_ms = 0;  // ncclCommSplit to blocking communicators until ready (0 when not split)
+  double init_ms = 0;  // ncclCommInitRankConfig of every local rank until ready
 };
 
 // The communicators of this process: local rank g has NCCL rank index*ranks_per_pod + g.
@@ -91,11 +92,11 @@ class Communicators {
   ncclComm_t comm(int local) const { return comms_.at(local); }
   int rank(int local) const { return ranks_.at(local); }
   int device(int local) const { return devices_.at(local); }
-  // Whether these are the blocking split communicators (kept after Abort/Destroy).
+  // Whether these are blocking communicators (kept after Abort/Destroy).
   bool blocking() const { return blocking_; }
   const InitTimings& timings() const { return timings_; }
 
-  // Non-blocking communicators (the default; CommOptions.blocking) may answer ncclInProgress to any
+  // Non-blocking communicators (CommOptions.blocking = false) may answer ncclInProgress to any
   // call; this polls ncclCommGetAsyncError on every communicator until all are ready, an error
   // comes (then all are aborted) or the timeout passes (likewise). Blocking ones: an error check.
   Status WaitReady(std::chrono::milliseconds timeout);
@@ -108,10 +109,7 @@ class Communicators {
  private:
   friend Result<Communicators> InitCommunicators(const JobEnv&, const ncclUniqueId&,
                                                  const CommOptions&, Deadline);
-  std::vector<ncclComm_t> comms_;    // what comm() hands out
-  // The non-blocking init communicators comms_ were split from; idle, kept until Destroy because
-  // the split shares their resources (proxy thread, buffers).
-  std::vector<ncclComm_t> parents_;
+  std::vector<ncclComm_t> comms_;
   InitTimings timings_;
   std::vector<int> ranks_;
   std::vector<int> devices_;
@@ -119,9 +117,10 @@ class Communicators {
   bool blocking_ = false;
 };
 
-// Non-blocking init of this process's communicators (group init for several GPUs), then (when
-// blocking communicators are asked for) their blocking split; aborts all of them when the deadline passes or NCCL reports an
-// error, with ncclGetErrorString and ncclGetLastError in the message.
+// This process's communicators (one group init for several GPUs) in the mode CommOptions.blocking /
+// NCCL_K8S_COMM_MODE picks, under `deadline`: blocking ones end the process when the deadline
+// passes during init (see CommOptions); non-blocking ones are aborted and the Status says why.
+// NCCL errors carry ncclGetErrorString and ncclGetLastError.
 Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& id,
                                         const CommOptions& options, Deadline deadline);
 
