@@ -23,9 +23,10 @@ class ExitWatchdog {
   // The trainer's exit status when the watchdog fires (as `timeout` uses).
   static constexpr int kExitCode = 124;
 
-  // Arms it: unless Disarm() comes first, at `deadline` it writes `message` with `fields` as one
-  // error log line on stderr and ends the process with kExitCode (_exit: no atexit handlers or
-  // static destructors, which could wait on the hung NCCL state).
+  // Arms it: unless Disarm() comes first, at `deadline` it writes `message` with `fields`,
+  // waited_ms (since arming) and exit_code as one error log line on stderr and ends the process
+  // with kExitCode (_exit: no atexit handlers or static destructors, which could wait on the hung
+  // NCCL state).
   ExitWatchdog(Deadline deadline, std::string message, log::Fields fields);
   ExitWatchdog(const ExitWatchdog&) = delete;
   ExitWatchdog& operator=(const ExitWatchdog&) = delete;
@@ -38,6 +39,7 @@ class ExitWatchdog {
  private:
   void Watch(Deadline deadline);
 
+  const Clock::time_point armed_ = Clock::now();
   std::mutex mu_;
   std::condition_variable wake_;
   bool disarmed_ = false;

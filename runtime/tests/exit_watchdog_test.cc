@@ -33,11 +33,13 @@ TEST_F(ExitWatchdogTest, EndsAHungProcessAtTheDeadlineWithItsMessage) {
         ExitWatchdog watchdog(Clock::now() + milliseconds(500), "init hung", {{"world_size", "2"}});
         std::this_thread::sleep_for(std::chrono::hours(1));  // a blocking init that never returns
       },
-      ::testing::ExitedWithCode(ExitWatchdog::kExitCode), " error nccl-k8s: init hung world_size=2 exit_code=124");
+      ::testing::ExitedWithCode(ExitWatchdog::kExitCode),
+      // Fired 500-999 ms after arming: at the deadline, well within deadline + 1 s.
+      " error nccl-k8s: init hung world_size=2 waited_ms=[5-9][0-9][0-9] exit_code=124");
   unsetenv("NCCL_K8S_LOG_LEVEL");
-  const double elapsed = SecondsSince(start);  // includes starting the child process
-  EXPECT_GE(elapsed, 0.5);
-  EXPECT_LE(elapsed, 1.5) << "the process must end within deadline + 1 s";
+  // Seen from here too (child start included, so with room for a loaded machine).
+  EXPECT_GE(SecondsSince(start), 0.5);
+  EXPECT_LE(SecondsSince(start), 5.0);
 }
 
 TEST_F(ExitWatchdogTest, ADeadlineAlreadyPastEndsTheProcessAtOnce) {
@@ -47,8 +49,8 @@ TEST_F(ExitWatchdogTest, ADeadlineAlreadyPastEndsTheProcessAtOnce) {
         ExitWatchdog watchdog(Clock::now() - milliseconds(1), "too late", {});
         std::this_thread::sleep_for(std::chrono::hours(1));
       },
-      ::testing::ExitedWithCode(ExitWatchdog::kExitCode), "too late");
-  EXPECT_LE(SecondsSince(start), 1.0);
+      ::testing::ExitedWithCode(ExitWatchdog::kExitCode), "too late waited_ms=[0-9]+ exit_code=124");
+  EXPECT_LE(SecondsSince(start), 5.0);
 }
 
 TEST_F(ExitWatchdogTest, AnInitThatFinishesInTimeKeepsTheProcessAlive) {
@@ -70,7 +72,7 @@ TEST_F(ExitWatchdogTest, DisarmReturnsAtOnceInsteadOfSleepingOutTheDeadline) {
   const auto start = Clock::now();
   watchdog.Disarm();
   watchdog.Disarm();  // idempotent
-  EXPECT_LT(SecondsSince(start), 0.1);
+  EXPECT_LT(SecondsSince(start), 1.0);  // not the 30 s
 }
 
 TEST(InitDeadlineMessage, NamesTheRanksTheWorldAndTheLikelyCauses) {
