@@ -237,8 +237,9 @@ Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& i
   out.timings_.init_ms = MillisSince(start);
   if (!ready.ok()) {
     out.Abort();
-    std::string what = ready.code() == Code::kDeadlineExceeded ? InitDeadlineMessage(out.ranks_, env.world_size)
-                                                               : "rank(s) " + RankRange(out.ranks_) + ": " + ready.message();
+    std::string what = ready.code() == Code::kDeadlineExceeded
+                           ? InitDeadlineMessage(out.ranks_, env.world_size)
+                           : "rank(s) " + RankRange(out.ranks_) + ": " + ready.message();
     return Status(ready.code(), what + "; all communicators of this process were aborted");
   }
   LogReady(out);
