@@ -22,7 +22,8 @@ t0=$(date +%s)
 
 packages=(build-essential cmake ninja-build pkg-config git curl openssl iproute2 python3 python3-pip
           libcurl4-openssl-dev libssl-dev libboost1.74-dev libcpp-httplib-dev nlohmann-json3-dev
-          libgtest-dev libgmock-dev python3-yaml dpkg-dev xz-utils libmbedtls-dev)
+          libgtest-dev libgmock-dev python3-yaml dpkg-dev xz-utils libmbedtls-dev
+          python3-venv python3-pytest)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -60,5 +61,7 @@ if [ "$do_build" -eq 1 ]; then
   log "building into $build_dir"
   cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
   cmake --build "$build_dir" -j "$(nproc)"
+  log "the Python package (python/) into $build_dir/python-venv"
+  "$root/python/scripts/install-venv.sh" "$build_dir" >/dev/null
 fi
 log "done in $(( $(date +%s) - t0 ))s"

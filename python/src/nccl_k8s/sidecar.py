@@ -1,0 +1,173 @@
+"""The trainer's side of the sidecar's id API (docs/contracts.md, "The sidecar's HTTP API").
+
+The same protocol, retries and messages as the C++ runtime (runtime/src/sidecar_client.cc): the
+root POSTs the id with its attempt; everyone else long-polls GET /v1/id, where 204 asks again,
+410 means a later attempt exists, and 5xx or a refused connection is retried with backoff until
+the deadline (the sidecar may start after the trainer).
+"""
+
+from __future__ import annotations
+
+import base64
+import http.client
+import json
+import time
+from dataclasses import dataclass
+from typing import Optional, Tuple
+from urllib.parse import urlsplit
+
+from .errors import (DeadlineExceededError, InvalidArgumentError, InvalidEnvError, SidecarUnavailableError,
+                     StaleAttemptError)
+from .unique_id import UNIQUE_ID_BYTES
+
+MAX_POLL_SECONDS = 30  # the longest single long-poll asked of the sidecar
+_FIRST_BACKOFF = 0.05
+_MAX_BACKOFF = 1.0
+
+
+@dataclass(frozen=True)
+class _Url:
+    host: str
+    port: int
+    base_path: str
+
+
+def _parse_url(url: str) -> _Url:
+    if not url.startswith("http://"):
+        raise InvalidArgumentError(f"URL '{url}' does not start with http://")
+    parts = urlsplit(url)
+    try:
+        port = parts.port or 80
+    except ValueError as err:
+        raise InvalidArgumentError(f"URL '{url}' has a bad port") from err
+    if not parts.hostname:
+        raise InvalidArgumentError("URL has no host")
+    return _Url(parts.hostname, port, parts.path.rstrip("/"))
+
+
+def _sidecar_url(url: str) -> _Url:
+    try:
+        return _parse_url(url)
+    except InvalidArgumentError as err:
+        raise InvalidEnvError(f"NCCLJOB_SIDECAR_URL: {err.message}") from err
+
+
+class _Unreachable(Exception):
+    """A request that got no HTTP answer (refused, reset, timed out): retried."""
+
+
+def _request(url: _Url, method: str, path: str, body: Optional[bytes], content_type: str,
+             deadline: float) -> Tuple[int, bytes]:
+    where = f"sidecar at http://{url.host}:{url.port}"
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise _Unreachable(f"{where}: no answer before the deadline")
+    conn = http.client.HTTPConnection(url.host, url.port, timeout=left)
+    try:
+        headers = {"Connection": "close", "User-Agent": "nccl-k8s-python"}
+        if content_type:
+            headers["Content-Type"] = content_type
+        conn.request(method, url.base_path + path, body=body, headers=headers)
+        response = conn.getresponse()
+        return response.status, response.read(1 << 20)
+    except ConnectionRefusedError as err:
+        raise _Unreachable(f"{where}: cannot connect: {err.strerror or err}") from err
+    except TimeoutError as err:
+        raise _Unreachable(f"{where}: no answer before the deadline") from err
+    except (OSError, http.client.HTTPException) as err:
+        raise _Unreachable(f"{where}: {err}") from err
+    finally:
+        conn.close()
+
+
+def _error_text(status: int, body: bytes) -> str:
+    message = None
+    try:
+        doc = json.loads(body)
+        if isinstance(doc, dict):
+            message = doc.get("error") or doc.get("message")
+    except ValueError:
+        pass
+    return f"HTTP {status}" + (f": {message}" if isinstance(message, str) else "")
+
+
+def _backoff(backoff: float, deadline: float) -> float:
+    time.sleep(max(0.0, min(backoff, deadline - time.monotonic())))
+    return min(backoff * 2, _MAX_BACKOFF)
+
+
+def _deadline_passed(what: str, last_error: str) -> DeadlineExceededError:
+    return DeadlineExceededError(what + " before the init deadline (NCCLJOB_INIT_TIMEOUT_SECONDS)" +
+                                 (f"; last error: {last_error}" if last_error else ""))
+
+
+def post_id(sidecar_url: str, unique_id: bytes, attempt: int, deadline: float) -> None:
+    """Root: hands ``unique_id`` of ``attempt`` to the sidecar (``deadline`` on time.monotonic())."""
+    url = _sidecar_url(sidecar_url)
+    body = json.dumps({"id": base64.b64encode(unique_id).decode(), "attempt": attempt}).encode()
+    backoff, last_error = _FIRST_BACKOFF, ""
+    while time.monotonic() < deadline:
+        try:
+            status, answer = _request(url, "POST", "/v1/id", body, "application/json", deadline)
+        except _Unreachable as err:
+            last_error = str(err)
+            backoff = _backoff(backoff, deadline)
+            continue
+        if status == 200:
+            return
+        if status >= 500:
+            last_error = _error_text(status, answer)
+            backoff = _backoff(backoff, deadline)
+            continue
+        raise SidecarUnavailableError(f"the sidecar refused this pod's id for attempt {attempt}: "
+                                      f"{_error_text(status, answer)}")
+    raise _deadline_passed(f"could not hand the id to the sidecar at {sidecar_url}", last_error)
+
+
+def _id_of_answer(answer: bytes, attempt: int) -> bytes:
+    try:
+        doc = json.loads(answer)
+        id_text, got_attempt = doc["id"], doc["attempt"]
+        if not isinstance(id_text, str) or not isinstance(got_attempt, int):
+            raise TypeError
+    except (ValueError, KeyError, TypeError) as err:
+        raise SidecarUnavailableError("the sidecar's answer has no id or attempt field") from err
+    if got_attempt != attempt:
+        raise StaleAttemptError(f"the sidecar served the id of attempt {got_attempt}, this pod is attempt "
+                                f"{attempt}; refusing to use it")
+    try:
+        data = base64.b64decode(id_text, validate=True)
+    except ValueError:
+        data = b""
+    if len(data) != UNIQUE_ID_BYTES:
+        raise SidecarUnavailableError("the sidecar's id is not 128 bytes of base64")
+    return data
+
+
+def fetch_id(sidecar_url: str, attempt: int, deadline: float) -> bytes:
+    """Everyone else: long-polls until the sidecar serves the id of ``attempt``."""
+    url = _sidecar_url(sidecar_url)
+    backoff, last_error = _FIRST_BACKOFF, ""
+    while time.monotonic() < deadline:
+        # Ask the sidecar to answer a little before our deadline so the reply still arrives in time.
+        poll_s = min(max(int(deadline - time.monotonic()) - 1, 1), MAX_POLL_SECONDS)
+        try:
+            status, answer = _request(url, "GET", f"/v1/id?timeout={poll_s}", None, "", deadline)
+        except _Unreachable as err:
+            last_error = str(err)
+            backoff = _backoff(backoff, deadline)
+            continue
+        backoff = _FIRST_BACKOFF
+        if status == 200:
+            return _id_of_answer(answer, attempt)
+        if status == 204:
+            continue  # the long-poll timed out: ask again
+        if status == 410:
+            raise StaleAttemptError(f"attempt {attempt} is over ({_error_text(status, answer)}); "
+                                    "this pod is stale and should exit")
+        last_error = _error_text(status, answer)
+        if status >= 500:
+            backoff = _backoff(backoff, deadline)
+            continue
+        raise SidecarUnavailableError(f"the sidecar refused the id request: {last_error}")
+    raise _deadline_passed(f"no id for attempt {attempt} from the sidecar at {sidecar_url}", last_error)

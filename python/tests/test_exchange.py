@@ -1,0 +1,105 @@
+"""unique_id() and the PyTorch address against real nccl-sidecar processes (--standalone: the
+root serves its POSTed id, a worker long-polls the root's sidecar, as on the GPU machine)."""
+
+import socket
+import threading
+import time
+
+import pytest
+
+import nccl_k8s
+from nccl_k8s import (DeadlineExceededError, InvalidArgumentError, SidecarUnavailableError, StaleAttemptError,
+                      bootstrap_address, parse_job_env, unique_id)
+from nccl_k8s.pytorch import master_address, process_group_env
+
+from conftest import pod_env
+
+ID = bytes(range(128))
+
+
+def env_for(index, attempt, sidecar, **extra):
+    return parse_job_env(pod_env(index, attempt, url=sidecar.url, **extra))
+
+
+def test_root_posts_and_the_worker_gets_the_same_bytes(sidecars):
+    root = sidecars(0, 1)
+    worker = sidecars(1, 1, peer_url=root.url)
+    got = {}
+    waiter = threading.Thread(target=lambda: got.update(id=unique_id(env=env_for(1, 1, worker), timeout=30)))
+    waiter.start()  # the worker asks first and long-polls until the root posts
+    assert unique_id(lambda: ID, env=env_for(0, 1, root), timeout=30) == ID
+    waiter.join(30)
+    assert got["id"] == ID
+    # cupy.cuda.nccl.get_unique_id() hands out 128 signed chars; they are posted as the same bytes
+    assert unique_id(lambda: nccl_k8s.cupy_comms.cupy_id(ID), env=env_for(0, 1, root), timeout=10) == ID
+
+
+def test_a_worker_of_an_older_attempt_is_stale(sidecars):
+    root = sidecars(0, 2)
+    worker = sidecars(1, 1, peer_url=root.url)
+    unique_id(lambda: ID, env=env_for(0, 2, root), timeout=30)
+    with pytest.raises(StaleAttemptError, match=r"attempt 1 is over \(HTTP 410.*this pod is stale and should exit"):
+        unique_id(env=env_for(1, 1, worker), timeout=30)
+
+
+def test_an_id_for_another_attempt_is_refused_by_the_root_sidecar(sidecars):
+    root = sidecars(0, 2)
+    with pytest.raises(SidecarUnavailableError, match=r"refused this pod's id for attempt 1: HTTP 409"):
+        unique_id(lambda: ID, env=env_for(0, 1, root), timeout=10)
+
+
+def test_no_root_id_ends_at_the_deadline(sidecars):
+    root = sidecars(0, 1)
+    worker = sidecars(1, 1, peer_url=root.url)
+    started = time.monotonic()
+    with pytest.raises(DeadlineExceededError, match=r"no id for attempt 1 from the sidecar at http://127.0.0.1:\d+ "
+                                                    r"before the init deadline"):
+        unique_id(env=env_for(1, 1, worker), timeout=2.5)
+    assert 2.0 < time.monotonic() - started < 6
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_nobody_listening_ends_at_the_deadline_naming_the_last_error():
+    env = parse_job_env(pod_env(1, 1, url=f"http://127.0.0.1:{free_port()}"))
+    with pytest.raises(DeadlineExceededError, match=r"last error: sidecar at http://127.0.0.1:\d+: cannot connect"):
+        unique_id(env=env, timeout=1)
+
+
+def test_the_root_needs_create_and_128_bytes():
+    env = parse_job_env(pod_env(0, 1))
+    with pytest.raises(InvalidArgumentError, match="pod 0 makes the id: pass create="):
+        unique_id(env=env, timeout=1)
+    with pytest.raises(InvalidArgumentError, match=r"exactly 128 bytes \(ncclUniqueId\), got 5"):
+        unique_id(lambda: b"short", env=env, timeout=1)
+
+
+@pytest.mark.parametrize("ip", ["10.244.0.7", "fd00::1:7"])
+def test_pytorch_ranks_learn_the_roots_ip_from_the_id(sidecars, ip, monkeypatch):
+    monkeypatch.setenv("MASTER_PORT", "29555")
+    root = sidecars(0, 1)
+    worker = sidecars(1, 1, peer_url=root.url)
+    assert master_address(env_for(0, 1, root, NCCLJOB_POD_IP=ip), timeout=30) == {
+        "MASTER_ADDR": ip, "MASTER_PORT": "29555"}
+    got = process_group_env(env_for(1, 1, worker), timeout=30)
+    assert (got["MASTER_ADDR"], got["MASTER_PORT"], got["RANK"], got["WORLD_SIZE"]) == (ip, "29555", "1", "2")
+
+
+def test_a_real_nccl_root_id_from_the_runtime_reaches_python(sidecars, id_tool, tmp_path):
+    """nccl-k8s-id (the C++ runtime, ncclGetUniqueId) is the root; Python reads the id it posted
+    and decodes NCCL's bootstrap address from it, the same address the runtime logged."""
+    import subprocess
+    root = sidecars(0, 1)
+    worker = sidecars(1, 1, peer_url=root.url)
+    done = subprocess.run([id_tool, "--timeout", "30"], env=pod_env(0, 1, url=root.url, NCCL_K8S_LOG_LEVEL="info"),
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    data = unique_id(env=env_for(1, 1, worker), timeout=30)
+    assert data.hex() == done.stdout.strip()
+    where = bootstrap_address(data)
+    assert where is not None and where.port > 0
+    assert f"{where.ip}:{where.port}" in done.stderr  # the runtime's "root id created ... bootstrap" line
