@@ -10,6 +10,10 @@
 #   failfast    a trainer exits with a failFastExitCodes code: Failed/FailFastExitCode, no attempt 2
 #   cleanup     deleting the job removes its pods, ConfigMap, Service and RBAC; helm uninstall
 #               removes the operator and leaves only the CRD
+#   torch       trainers are a real PyTorch program (gloo): init_process_group from the env via the
+#               nccl_k8s package (MASTER_ADDR = the root pod's IP) and a checked all_reduce: Succeeded
+#   torch-kill  the same, one rank SIGKILLed while attempt 1 trains: attempt 2, new rendezvous, Succeeded
+#   torchrun    the same program under `python -m nccl_k8s.torchrun` (NNODES, NODE_RANK, LOCAL_WORLD_SIZE)
 # <index> (0..7) picks this test's bridge tnf<index> and subnet 10.246.<index>.0/24, whose .1
 # the API server certificate names (tests/controlplane/controlplane.sh), so tests run in parallel.
 #
@@ -130,6 +134,49 @@ spec:
 YAML
 }
 
+# torch_job <name> <trainer args...>: 4 CPU pods whose trainer is torch_trainer.py (or what the
+# args name) under the nccl_k8s package's venv, PyTorch from scripts/install-torch.sh.
+torch_job() {
+  local name=$1 argv="" a; shift
+  for a in "$@"; do argv="$argv, \"$a\""; done
+  cat <<YAML | k apply -f - >/dev/null
+apiVersion: nccl.dev/v1alpha1
+kind: NcclJob
+metadata: {name: $name}
+spec:
+  replicas: 4
+  gpusPerPod: 0
+  initTimeoutSeconds: 120
+  failurePolicy: {maxRestarts: 2, backoffSeconds: 1}
+  template:
+    spec:
+      containers:
+      - name: trainer
+        image: nccl-trainer:0.1.0
+        command: ["$build/python-venv/bin/python"$argv]
+        env: [{name: PYTHONPATH, value: "$torch_dir"}, {name: PYTHONUNBUFFERED, value: "1"}]
+YAML
+}
+torch_setup() {
+  [ -x "$build/python-venv/bin/python" ] || { fail "no $build/python-venv (python.install makes it)"; exit 1; }
+  torch_dir=$("$flow_root/scripts/install-torch.sh") || { fail "scripts/install-torch.sh"; exit 1; }
+}
+torch_line() { k logs "$1" -c trainer 2>/dev/null | grep ': all_reduce ' | tail -1; }
+# check_torch_ranks <job> <attempt>: each rank summed 1+2+3+4 with MASTER_ADDR = the root pod's IP;
+# sets root_ip; prints the time from process start to init_process_group's return per rank.
+check_torch_ranks() {
+  local job=$1 attempt=$2 i line times=""
+  root_ip=$(k get pod "$job-0" -o 'jsonpath={.status.podIP}')
+  case "$root_ip" in 10.246.$index.*) pass "$job-0 IP $root_ip" ;; *) fail "$job-0 IP '$root_ip'" ;; esac
+  for i in 0 1 2 3; do
+    line=$(torch_line "$job-$i")
+    contains "$job-$i: rank $i, attempt $attempt, checked all_reduce, MASTER_ADDR = root IP" "$line" \
+      "rank $i of 4, attempt $attempt: all_reduce 10 (expected 10), MASTER_ADDR $root_ip, "
+    times="$times $(sed -n 's/.*returned after \([0-9.]*\) s (import torch \([0-9.]*\) s).*/\1 (import \2)/p' <<<"$line")"
+  done
+  echo "timing $job attempt $attempt: process start -> init_process_group returned, s, ranks 0..3:$times"
+}
+
 case "$scenario" in
 succeeds)
   k apply -f "$flow_root/deploy/examples/ncclJob.yaml" >/dev/null
@@ -210,6 +257,39 @@ cleanup)
   check "no cluster-scoped objects of the release" \
     "$("$kubectl" get clusterroles,clusterrolebindings -l "app.kubernetes.io/instance=$rel" -o name)" ""
   "$kubectl" get crd nccljobs.nccl.dev >/dev/null && pass "the CRD stays" || fail "CRD gone"
+  ;;
+torch)
+  torch_setup
+  torch_job torch "$flow_root/tests/e2e/flow/torch_trainer.py"
+  wait_for 150 "torch Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj torch -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  check "attempt/restarts" "$(nj torch '{.status.attempt}/{.status.restarts}')" 1/0
+  check_torch_ranks torch 1
+  ;;
+torch-kill)
+  torch_setup
+  torch_job tkill "$flow_root/tests/e2e/flow/torch_trainer.py" --linger-attempt-1 120
+  for i in 0 1 2 3; do
+    wait_for 150 "tkill-$i summed in attempt 1" sh -c "'$kubectl' -n '$ns' logs tkill-$i -c trainer | grep -q 'attempt 1: all_reduce'"
+  done
+  check_torch_ranks tkill 1
+  id1=$(k get configmap tkill-nccl -o 'jsonpath={.data.uniqueId}' | sha256sum)
+  debug=$(cat "$work/state/debug-addr")
+  curl -sf -X POST "http://$debug/debug/kill?namespace=$ns&pod=tkill-2&container=trainer&signal=KILL" >/dev/null \
+    && pass "SIGKILL to tkill-2's trainer" || fail "debug kill refused"
+  wait_for 60 "attempt 2 started" sh -c "[ \"\$('$kubectl' -n '$ns' get nj tkill -o 'jsonpath={.status.attempt}')\" = 2 ]"
+  wait_for 150 "tkill Succeeded after the restart" sh -c "[ \"\$('$kubectl' -n '$ns' get nj tkill -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  check "restarts" "$(nj tkill '{.status.restarts}')" 1
+  check_torch_ranks tkill 2
+  # The node may give the new root the old one's IP; the id (fresh magic per attempt) must change.
+  id2=$(k get configmap tkill-nccl -o 'jsonpath={.data.uniqueId}' | sha256sum)
+  [ "$id1" != "$id2" ] && pass "attempt 2 rendezvoused through a new id" || fail "the id did not change"
+  contains "describe names the killed pod" "$(k describe nj tkill)" tkill-2
+  ;;
+torchrun)
+  torch_setup
+  torch_job trun -m nccl_k8s.torchrun "$flow_root/tests/e2e/flow/torch_trainer.py"
+  wait_for 150 "trun Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj trun -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  check_torch_ranks trun 1
   ;;
 *) echo "unknown scenario $scenario"; exit 2 ;;
 esac
