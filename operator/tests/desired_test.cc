@@ -135,8 +135,23 @@ TEST(Pod, EnvContractInEveryContainerAndItWinsOverTheUsers) {
     EXPECT_EQ(EnvValue(c, "LOCAL_WORLD_SIZE"), "2");
     EXPECT_EQ(EnvValue(c, "NCCL_SOCKET_IFNAME"), "<absent>");
     EXPECT_EQ(EnvCount(c, "RANK"), 1);
+    EXPECT_EQ(EnvValue(c, "PADDLE_TRAINER_ID"), "3");
+    EXPECT_EQ(EnvValue(c, "PADDLE_TRAINERS_NUM"), "4");
+    EXPECT_EQ(EnvValue(c, "PADDLE_CURRENT_ENDPOINT"), "demo-3.demo.ml.svc:6170");
+    EXPECT_EQ(EnvValue(c, "PADDLE_TRAINER_ENDPOINTS"),
+              "demo-0.demo.ml.svc:6170,demo-1.demo.ml.svc:6170,demo-2.demo.ml.svc:6170,demo-3.demo.ml.svc:6170");
   }
   EXPECT_EQ(EnvValue(pod["spec"]["containers"][0], "KEEP"), "1");
+}
+
+TEST(Pod, PaddleEndpointListOnlyUpTo256Pods) {
+  Json at_limit = Pod(testing::Job(256, 1), 255, 1, {});
+  const Json& c = at_limit["spec"]["containers"][0];
+  EXPECT_EQ(EnvValue(c, "PADDLE_TRAINER_ENDPOINTS").rfind("demo-0.demo.ml.svc:6170,demo-1.", 0), 0u);
+  EXPECT_EQ(EnvValue(c, "PADDLE_CURRENT_ENDPOINT"), "demo-255.demo.ml.svc:6170");
+  Json over = Pod(testing::Job(257, 1), 256, 1, {});
+  EXPECT_EQ(EnvValue(over["spec"]["containers"][0], "PADDLE_TRAINER_ENDPOINTS"), "<absent>");
+  EXPECT_EQ(EnvValue(over["spec"]["containers"][0], "PADDLE_TRAINERS_NUM"), "257");
 }
 
 TEST(Pod, TheTrainersLastOutputBecomesItsTerminationMessageUnlessTheUserChose) {

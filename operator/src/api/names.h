@@ -23,6 +23,11 @@ inline constexpr std::string_view kSidecarContainerName = "nccl-sidecar";
 inline constexpr int kSidecarApiPort = 8471;
 inline constexpr int kSidecarProbePort = 8472;
 inline constexpr int kMasterPort = 29500;
+// PaddlePaddle's collective env: each pod's endpoint port, and the largest job that gets the full
+// endpoint list (~180 bytes a pod in every container's env; 256 pods stay under 50 KB, while
+// 4096 would push a pod past the API server's request size).
+inline constexpr int kPaddlePort = 6170;
+inline constexpr int kPaddleEndpointsMaxReplicas = 256;
 
 // ConfigMap data keys.
 inline constexpr std::string_view kDataAttempt = "attempt";

@@ -66,6 +66,23 @@ Json MergedStringMap(const Json& base, const Json& overrides) {
   return out;
 }
 
+// <job>-<i>.<job>.<namespace>.svc:<port>, the pod's stable DNS name (hostname + subdomain).
+std::string PaddleEndpoint(const api::NcclJob& job, int index) {
+  return api::PodName(job.name, index) + "." + api::ServiceName(job.name) + "." + job.namespace_ + ".svc:" +
+         std::to_string(api::kPaddlePort);
+}
+
+// PaddlePaddle's collective names, one trainer process per pod like RANK/WORLD_SIZE.
+void AddPaddleEnv(Json& env, const api::NcclJob& job, int index) {
+  env.push_back(Var("PADDLE_TRAINER_ID", std::to_string(index)));
+  env.push_back(Var("PADDLE_TRAINERS_NUM", std::to_string(job.spec.replicas)));
+  env.push_back(Var("PADDLE_CURRENT_ENDPOINT", PaddleEndpoint(job, index)));
+  if (job.spec.replicas > api::kPaddleEndpointsMaxReplicas) return;
+  std::string endpoints;
+  for (int i = 0; i < job.spec.replicas; ++i) endpoints += (i ? "," : "") + PaddleEndpoint(job, i);
+  env.push_back(Var("PADDLE_TRAINER_ENDPOINTS", endpoints));
+}
+
 }  // namespace
 
 Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
@@ -93,6 +110,7 @@ Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
   env.push_back(Var("NODE_RANK", std::to_string(index)));
   env.push_back(Var("NNODES", std::to_string(spec.replicas)));
   env.push_back(Var("LOCAL_WORLD_SIZE", std::to_string(spec.LocalWorldSize())));
+  AddPaddleEnv(env, job, index);
   return env;
 }
 
