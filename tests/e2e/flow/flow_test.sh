@@ -172,7 +172,9 @@ check_torch_ranks() {
     line=$(torch_line "$job-$i")
     contains "$job-$i: rank $i, attempt $attempt, checked all_reduce, MASTER_ADDR = root IP" "$line" \
       "rank $i of 4, attempt $attempt: all_reduce 10 (expected 10), MASTER_ADDR $root_ip, "
-    times="$times $(sed -n 's/.*returned after \([0-9.]*\) s (import torch \([0-9.]*\) s).*/\1 (import \2)/p' <<<"$line")"
+    times="$times $(sed -n 's/.*returned after \([0-9.]*\) s (import torch \([0-9.]*\) s).*/\1 (import \2/p' <<<"$line")"
+    # the package's own line: how long a worker waited for the root's address (none on the root)
+    times="$times$(k logs "$job-$i" -c trainer 2>/dev/null | sed -n 's/.*id received from the sidecar for attempt [0-9]* after \([0-9]*\) ms.*/, id wait \1 ms/p' | tail -1))"
   done
   echo "timing $job attempt $attempt: process start -> init_process_group returned, s, ranks 0..3:$times"
 }

@@ -14,6 +14,7 @@ Exit 0 when the sum is right, 1 otherwise.
 """
 
 import argparse
+import logging
 import os
 import sys
 import time
@@ -35,6 +36,8 @@ def main() -> int:
     parser.add_argument("--dns", action="store_true")
     args = parser.parse_args()
     started = process_start_epoch()
+    # The package's lines (interface chosen, id received after N ms) go to the trainer's log.
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")
     import_begin = time.time()
     import torch
     import torch.distributed as dist
