@@ -2,14 +2,13 @@
 // its id here, every trainer long-polls GET /v1/id for its own attempt's id.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <string>
 
-#include <httplib.h>
-
 #include "config.h"
-#include "serving_thread.h"
+#include "http_server.h"
 #include "id_board.h"
 #include "root_id_slot.h"
 
@@ -22,6 +21,7 @@ using RootIdSink = std::function<void(int64_t attempt, const std::string& id)>;
 class ApiServer {
  public:
   ApiServer(const Config& config, IdBoard& board, RootIdSink on_root_id);
+  ~ApiServer();
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
 
@@ -30,17 +30,19 @@ class ApiServer {
   void Start();  // serves on its own thread until Stop()
   void Stop();
 
+  int waiting() const { return server_.parked(); }  // long-polls waiting now (tests wait on it)
+
  private:
-  void HandlePostId(const httplib::Request& req, httplib::Response& res);
-  void HandleGetId(const httplib::Request& req, httplib::Response& res);
-  void HandleInfo(const httplib::Request& req, httplib::Response& res);
+  HttpResponse HandlePostId(const HttpRequest& req);
+  Reply HandleGetId(const HttpRequest& req);
+  HttpResponse AnswerPoll(const WaitResult& result, std::chrono::steady_clock::time_point started) const;
+  HttpResponse HandleInfo() const;
 
   const Config& config_;
   IdBoard& board_;
   RootIdSink on_root_id_;
   RootIdSlot slot_;
-  httplib::Server server_;
-  ServingThread serving_{server_};  // after server_: stops before it is destroyed
+  HttpServer server_;
 };
 
 }  // namespace sidecar

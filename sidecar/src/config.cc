@@ -179,6 +179,8 @@ HTTP API (on --listen):
                             "attempt","root"}
 Probes (on --probe-listen): GET /healthz (alive), GET /readyz (the id source is reachable: the
 ConfigMap was listed, or standalone: the root is up / the peer answered).
+Both ports: an idle connection is closed after 5 s; a request must arrive within 5 s of its
+first byte (408); over 512 connections (probes: 64) a new one gets 503 unless an idle one can go.
 
 Exit status: 0 after SIGTERM/SIGINT, 1 a port cannot be bound, 2 bad flags or environment.
 The id itself is never logged.

@@ -1,28 +1,17 @@
 #include "http_replies.h"
 
+#include <utility>
+
 namespace sidecar {
 
-void ReplyJson(httplib::Response& res, int status, const nlohmann::json& body) {
-  res.status = status;
-  res.set_content(body.dump(), "application/json");
+HttpResponse JsonReply(int status, const nlohmann::json& body) {
+  return HttpResponse{status, "application/json", body.dump(), {}};
 }
 
-void ReplyError(httplib::Response& res, int status, const std::string& message) {
-  ReplyJson(res, status, {{"error", message}});
-}
+HttpResponse ErrorReply(int status, const std::string& message) { return JsonReply(status, {{"error", message}}); }
 
-void RefuseOtherMethods(httplib::Server& server, const std::string& path, const std::string& allowed) {
-  auto refuse = [allowed](const httplib::Request& req, httplib::Response& res) {
-    res.set_header("Allow", allowed);
-    ReplyError(res, 405, req.method + " is not allowed on " + req.path + "; use " + allowed);
-  };
-  auto is_allowed = [&](const std::string& m) { return allowed.find(m) != std::string::npos; };
-  if (!is_allowed("GET")) server.Get(path, refuse);
-  if (!is_allowed("POST")) server.Post(path, refuse);
-  server.Put(path, refuse);
-  server.Patch(path, refuse);
-  server.Delete(path, refuse);
-  server.Options(path, refuse);
+HttpResponse TextReply(int status, std::string text) {
+  return HttpResponse{status, "text/plain", std::move(text), {}};
 }
 
 }  // namespace sidecar

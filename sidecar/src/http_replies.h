@@ -1,18 +1,16 @@
-// How both of the sidecar's servers answer: JSON bodies, errors as {"error": "..."}, 405 with Allow.
+// How both of the sidecar's servers answer: JSON bodies, errors as {"error": "..."}.
 #pragma once
 
 #include <string>
 
-#include <httplib.h>
 #include <nlohmann/json.hpp>
+
+#include "http_message.h"
 
 namespace sidecar {
 
-void ReplyJson(httplib::Response& res, int status, const nlohmann::json& body);
-void ReplyError(httplib::Response& res, int status, const std::string& message);
-
-// Routes every method other than `allowed` on `path` to 405, so a wrong method is told so
-// rather than getting a 404 that suggests a wrong path.
-void RefuseOtherMethods(httplib::Server& server, const std::string& path, const std::string& allowed);
+HttpResponse JsonReply(int status, const nlohmann::json& body);
+HttpResponse ErrorReply(int status, const std::string& message);
+HttpResponse TextReply(int status, std::string text);
 
 }  // namespace sidecar

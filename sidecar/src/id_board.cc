@@ -17,7 +17,7 @@ void IdBoard::Observe(int64_t attempt, std::optional<std::string> id, std::strin
     if (id) id_ = std::move(id);
     if (!job_uid.empty()) job_uid_ = std::move(job_uid);
   }
-  changed_.notify_all();
+  Changed();
 }
 
 WaitResult IdBoard::CheckLocked(int64_t attempt) const {
@@ -36,16 +36,19 @@ WaitResult IdBoard::CheckLocked(int64_t attempt) const {
   return result;
 }
 
-WaitResult IdBoard::WaitFor(int64_t attempt, std::chrono::steady_clock::time_point deadline) {
-  std::unique_lock<std::mutex> lock(mu_);
-  for (;;) {
-    WaitResult result = CheckLocked(attempt);
-    if (result.outcome != WaitOutcome::kTimeout) return result;
-    ++waiting_;
-    std::cv_status status = changed_.wait_until(lock, deadline);
-    --waiting_;
-    if (status == std::cv_status::timeout) return CheckLocked(attempt);
-  }
+WaitResult IdBoard::Check(int64_t attempt) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return CheckLocked(attempt);
+}
+
+void IdBoard::SetOnChange(std::function<void()> on_change) {
+  std::lock_guard<std::mutex> lock(on_change_mu_);
+  on_change_ = std::move(on_change);
+}
+
+void IdBoard::Changed() {
+  std::lock_guard<std::mutex> lock(on_change_mu_);
+  if (on_change_) on_change_();
 }
 
 void IdBoard::Close() {
@@ -53,21 +56,12 @@ void IdBoard::Close() {
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
   }
-  changed_.notify_all();
+  Changed();
 }
 
 int64_t IdBoard::LatestAttempt() const {
   std::lock_guard<std::mutex> lock(mu_);
   return latest_attempt_;
-}
-
-}  // namespace sidecar
-
-namespace sidecar {
-
-int IdBoard::Waiting() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return waiting_;
 }
 
 }  // namespace sidecar

@@ -1,12 +1,13 @@
 // The attempt-aware store between whoever publishes the id (the ConfigMap watch, or the root
-// sidecar in standalone mode) and the trainers' long-polls. It only ever moves forward: once a
+// sidecar in standalone mode) and the trainers' long-polls
+// (the API server re-checks its waiting polls when told of a change). It only ever moves forward: once a
 // later attempt is seen, an earlier one is over and its pods are told so (stale), which is how an
 // old id never reaches a new worker and a new id never reaches an old one.
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -38,24 +39,30 @@ class IdBoard {
   // one already seen are ignored (a delayed event must not move the board back).
   void Observe(int64_t attempt, std::optional<std::string> id, std::string job_uid = {});
 
-  WaitResult WaitFor(int64_t attempt, std::chrono::steady_clock::time_point deadline);
+  // What a poll for `attempt` gets now (kTimeout: nothing yet, ask again after a change).
+  WaitResult Check(int64_t attempt) const;
 
-  // Wakes every waiter with kClosed, now and for all later calls.
+  // Called, on the publishing thread, after every Observe() and Close(); it must not block.
+  // Pass nullptr to stop (returns once a call in progress has finished).
+  void SetOnChange(std::function<void()> on_change);
+
+  // Answers every poll with kClosed, now and for all later checks.
   void Close();
 
   int64_t LatestAttempt() const;
-  int Waiting() const;  // callers blocked in WaitFor (tests wait on it instead of sleeping)
 
  private:
   WaitResult CheckLocked(int64_t attempt) const;
 
+  void Changed();
+
   mutable std::mutex mu_;
-  std::condition_variable changed_;
   int64_t latest_attempt_ = 0;           // guarded by mu_
   std::optional<std::string> id_;        // guarded by mu_; id of latest_attempt_
   std::string job_uid_;                  // guarded by mu_
   bool closed_ = false;                  // guarded by mu_
-  int waiting_ = 0;                      // guarded by mu_
+  std::mutex on_change_mu_;               // held while on_change_ runs
+  std::function<void()> on_change_;      // guarded by on_change_mu_
 };
 
 }  // namespace sidecar

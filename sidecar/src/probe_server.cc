@@ -5,32 +5,32 @@
 #include "http_replies.h"
 
 namespace sidecar {
+namespace {
 
-ProbeServer::ProbeServer(std::function<bool()> ready) : ready_(std::move(ready)) {
-  server_.new_task_queue = [] { return new httplib::ThreadPool(2); };
-  server_.set_payload_max_length(0);
-  server_.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
-    res.set_content("ok\n", "text/plain");
-  });
-  server_.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
-    if (ready_()) {
-      res.set_content("ok\n", "text/plain");
-    } else {
-      res.status = 503;
-      res.set_content("not ready: the id source has not been reached yet\n", "text/plain");
-    }
-  });
-  RefuseOtherMethods(server_, "/healthz", "GET");
-  RefuseOtherMethods(server_, "/readyz", "GET");
+// The kubelet sends one probe at a time; the rest is room for whoever else reaches this port,
+// whose idle or slow connections are closed for new ones (http_server.h) so probes get through.
+HttpServerLimits ProbeLimits() {
+  HttpServerLimits limits;
+  limits.max_connections = 64;
+  limits.max_body_bytes = 0;
+  return limits;
 }
 
-int ProbeServer::Bind(const HostPort& address) {
-  if (address.port == 0) return server_.bind_to_any_port(address.host);
-  return server_.bind_to_port(address.host, address.port) ? address.port : -1;
+}  // namespace
+
+ProbeServer::ProbeServer(std::function<bool()> ready)
+    : ready_(std::move(ready)), server_("sidecar.probe", ProbeLimits(), "no such path; probes are /healthz and /readyz") {
+  server_.Handle("GET", "/healthz", [](const HttpRequest&) -> Reply { return TextReply(200, "ok\n"); });
+  server_.Handle("GET", "/readyz", [this](const HttpRequest&) -> Reply {
+    if (ready_()) return TextReply(200, "ok\n");
+    return TextReply(503, "not ready: the id source has not been reached yet\n");
+  });
 }
 
-void ProbeServer::Start() { serving_.Start(); }
+int ProbeServer::Bind(const HostPort& address) { return server_.Bind(address); }
 
-void ProbeServer::Stop() { serving_.Stop(); }
+void ProbeServer::Start() { server_.Start(); }
+
+void ProbeServer::Stop() { server_.Stop(); }
 
 }  // namespace sidecar

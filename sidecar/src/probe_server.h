@@ -4,10 +4,8 @@
 
 #include <functional>
 
-#include <httplib.h>
-
 #include "config.h"
-#include "serving_thread.h"
+#include "http_server.h"
 
 namespace sidecar {
 
@@ -23,8 +21,7 @@ class ProbeServer {
 
  private:
   std::function<bool()> ready_;
-  httplib::Server server_;
-  ServingThread serving_{server_};  // after server_: stops before it is destroyed
+  HttpServer server_;
 };
 
 }  // namespace sidecar

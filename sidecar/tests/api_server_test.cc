@@ -1,4 +1,4 @@
-// The id API's handlers against the real httplib server on a free loopback port.
+// The id API's handlers against the real server on a free loopback port.
 #include "api_server.h"
 
 #include <chrono>
@@ -62,6 +62,7 @@ class RunningApi {
     server_->Stop();
   }
   IdBoard& board() { return board_; }
+  int waiting() const { return server_->waiting(); }
   httplib::Client& client() { return *client_; }
   int port() const { return port_; }
   std::vector<std::pair<int64_t, std::string>> sunk() {
@@ -185,8 +186,8 @@ TEST(ApiServer, GetLongPollsUntilTheIdArrives) {
   RunningApi api(PodConfig(1, 1));
   auto pending = std::async(std::launch::async, [&] { return api.client().Get("/v1/id?timeout=20"); });
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (api.board().Waiting() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  ASSERT_EQ(api.board().Waiting(), 1);
+  while (api.waiting() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(api.waiting(), 1);
   api.board().Observe(1, MakeId('w'));
   auto res = pending.get();
   ASSERT_TRUE(res);
@@ -230,8 +231,8 @@ TEST(ApiServer, EveryLocalTrainerCanLongPollAtOnceAndInfoStillAnswers) {
     polls.push_back(std::async(std::launch::async, [c = clients.back().get()] { return c->Get("/v1/id?timeout=20"); }));
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (api.board().Waiting() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  ASSERT_EQ(api.board().Waiting(), 2);
+  while (api.waiting() < 2 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(api.waiting(), 2);
   auto info = api.client().Get("/v1/info");
   ASSERT_TRUE(info);
   EXPECT_EQ(info->status, 200);
@@ -247,7 +248,7 @@ TEST(ApiServer, ShutdownAnswersWaitingPollsWith503) {
   RunningApi api(PodConfig(1, 1));
   auto pending = std::async(std::launch::async, [&] { return api.client().Get("/v1/id?timeout=20"); });
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (api.board().Waiting() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  while (api.waiting() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
   api.board().Close();
   auto res = pending.get();
   ASSERT_TRUE(res);

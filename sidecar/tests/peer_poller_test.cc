@@ -25,6 +25,17 @@ Config PodConfig(int index, int64_t attempt) {
   return c;
 }
 
+// The board's answer for `attempt` once it is not "nothing yet", or kTimeout at the deadline.
+WaitResult AwaitAnswer(const IdBoard& board, int64_t attempt, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  WaitResult r = board.Check(attempt);
+  while (r.outcome == WaitOutcome::kTimeout && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    r = board.Check(attempt);
+  }
+  return r;
+}
+
 // The root sidecar in standalone mode: what its trainer POSTs goes on its own board.
 class StandaloneRoot {
  public:
@@ -39,7 +50,7 @@ class StandaloneRoot {
     server_.Stop();
   }
   int port() const { return port_; }
-  const IdBoard& board() const { return board_; }
+  int waiting() const { return server_.waiting(); }
   void PostId(const std::string& id) {
     httplib::Client client("127.0.0.1", port_);
     auto res = client.Post("/v1/id", id, "application/octet-stream");
@@ -63,7 +74,7 @@ TEST(PeerPoller, CarriesTheRootsIdToTheWorkersBoard) {
   poller.Start();
   std::string id(128, 'p');
   root.PostId(id);
-  WaitResult r = board.WaitFor(1, std::chrono::steady_clock::now() + std::chrono::seconds(20));
+  WaitResult r = AwaitAnswer(board, 1, std::chrono::seconds(20));
   ASSERT_EQ(r.outcome, WaitOutcome::kReady);
   EXPECT_EQ(r.published.id, id);
   EXPECT_TRUE(poller.ready());
@@ -78,7 +89,7 @@ TEST(PeerPoller, ALaterRootAttemptMakesTheWorkerStale) {
   PeerPoller poller(worker, board);
   poller.Start();
   root.PostId(std::string(128, 'q'));
-  EXPECT_EQ(board.WaitFor(1, std::chrono::steady_clock::now() + std::chrono::seconds(20)).outcome, WaitOutcome::kStale);
+  EXPECT_EQ(AwaitAnswer(board, 1, std::chrono::seconds(20)).outcome, WaitOutcome::kStale);
 }
 
 TEST(PeerPoller, StopsPromptlyWhileALongPollIsInFlight) {
@@ -89,9 +100,9 @@ TEST(PeerPoller, StopsPromptlyWhileALongPollIsInFlight) {
   PeerPoller poller(worker, board);
   poller.Start();
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  // The root holds the worker's long-poll once its board has a waiter.
-  while (root.board().Waiting() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
-  ASSERT_EQ(root.board().Waiting(), 1);
+  // The root holds the worker's long-poll once its server has a waiting request.
+  while (root.waiting() == 0 && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_EQ(root.waiting(), 1);
   auto started = std::chrono::steady_clock::now();
   poller.Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
@@ -101,8 +112,8 @@ TEST(PeerPoller, KeepsTryingWhileTheRootIsNotUpYet) {
   // A port nobody listens on: bind and close one to find it.
   int free_port;
   {
-    httplib::Server probe;
-    free_port = probe.bind_to_any_port("127.0.0.1");
+    HttpServer probe("test", {}, "");
+    free_port = probe.Bind({"127.0.0.1", 0});
   }
   Config worker = PodConfig(1, 1);
   worker.peer_url = "http://127.0.0.1:" + std::to_string(free_port);
@@ -110,7 +121,7 @@ TEST(PeerPoller, KeepsTryingWhileTheRootIsNotUpYet) {
   PeerPoller poller(worker, board);
   poller.Start();
   EXPECT_FALSE(poller.ready());
-  EXPECT_EQ(board.WaitFor(1, std::chrono::steady_clock::now() + std::chrono::milliseconds(300)).outcome,
+  EXPECT_EQ(AwaitAnswer(board, 1, std::chrono::milliseconds(300)).outcome,
             WaitOutcome::kTimeout);
   poller.Stop();
 }
