@@ -150,7 +150,7 @@ def test_defaults():
     objs = render()
     kinds = sorted(o["kind"] for o in objs)
     check(kinds == sorted(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-                           "Service", "Deployment", "Lease"]), f"{where}: kinds {kinds}")
+                           "Service", "Deployment", "Lease"] + ROOT_ID_POLICY_KINDS), f"{where}: kinds {kinds}")
     lease = one(objs, "Lease", where)
     check(lease["metadata"]["name"] == "nccl-operator-leader",
           f"{where}: the chart's Lease must be the one the operator elects on: {lease['metadata']['name']}")
@@ -159,7 +159,7 @@ def test_defaults():
     for o in objs:
         check(o["metadata"].get("labels", {}).get("app.kubernetes.io/part-of") == "nccl-operator",
               f"{where}: {o['kind']} lacks app.kubernetes.io/part-of")
-        if o["kind"] not in ("ClusterRole", "ClusterRoleBinding"):
+        if o["kind"] not in ["ClusterRole", "ClusterRoleBinding"] + ROOT_ID_POLICY_KINDS:
             check(o["metadata"].get("namespace") == RELEASE_NS, f"{where}: {o['kind']} namespace")
     check_operator_rules(one(objs, "ClusterRole", where)["rules"], where)
     crb = one(objs, "ClusterRoleBinding", where)
@@ -178,6 +178,34 @@ def test_defaults():
         check(flag in args, f"{where}: flag {flag} missing from {args}")
     service = one(objs, "Service", where)
     check(service["spec"]["ports"][0]["targetPort"] == "metrics", f"{where}: metrics Service port")
+    binding = check_root_id_policy(objs, where)
+    check(binding and "namespaceSelector" not in binding["spec"]["matchResources"],
+          f"{where}: the root-id policy binds in every namespace")
+
+
+ROOT_ID_POLICY_KINDS = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
+
+
+def check_root_id_policy(objs, where):
+    """Only the root pod itself may change its id annotations (tests/integration/rbac proves the
+    rule with real tokens); here: the policy denies, fails closed, and its binding names it."""
+    policy = one(objs, "ValidatingAdmissionPolicy", where)
+    binding = one(objs, "ValidatingAdmissionPolicyBinding", where)
+    if not policy or not binding:
+        return None
+    spec = policy["spec"]
+    check(spec["failurePolicy"] == "Fail", f"{where}: the root-id policy must fail closed")
+    rules = spec["matchConstraints"]["resourceRules"]
+    check(rules == [{"apiGroups": [""], "apiVersions": ["v1"], "operations": ["UPDATE"], "resources": ["pods"]}],
+          f"{where}: the root-id policy must match pod updates: {rules}")
+    check("authentication.kubernetes.io/pod-name" in str(spec["variables"]) and
+          "nccl.dev/unique-id" in str(spec["matchConditions"]), f"{where}: the root-id policy's rule")
+    check(binding["spec"]["policyName"] == policy["metadata"]["name"] and
+          binding["spec"]["validationActions"] == ["Deny"], f"{where}: the binding must deny with the policy")
+    check(binding["spec"]["matchResources"]["objectSelector"] ==
+          {"matchExpressions": [{"key": "nccl.dev/job-name", "operator": "Exists"}]},
+          f"{where}: the binding selects the operator's pods")
+    return binding
 
 
 def test_one_namespace():
@@ -196,6 +224,10 @@ def test_one_namespace():
         check_subject(b, where)
     args = check_deployment(one(objs, "Deployment", where), where)
     check("--namespace=ml" in args, f"{where}: --namespace=ml missing from {args}")
+    binding = check_root_id_policy(objs, where)
+    check(binding and binding["spec"]["matchResources"].get("namespaceSelector") ==
+          {"matchLabels": {"kubernetes.io/metadata.name": "ml"}},
+          f"{where}: the root-id policy binds in the watched namespace only")
 
 
 def test_switches():
@@ -223,7 +255,10 @@ def test_switches():
 
     objs = render("rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=mine")
     kinds = sorted(o["kind"] for o in objs)
-    check(kinds == ["Deployment", "Lease", "Service"], f"rbac.create=false, serviceAccount.create=false: kinds {kinds}")
+    check(kinds == sorted(["Deployment", "Lease", "Service"] + ROOT_ID_POLICY_KINDS),
+          f"rbac.create=false, serviceAccount.create=false: kinds {kinds}")
+    kinds = sorted(o["kind"] for o in render("rootIdPolicy.enabled=false"))
+    check(not set(ROOT_ID_POLICY_KINDS) & set(kinds), f"rootIdPolicy.enabled=false still renders the policy: {kinds}")
     check(one(objs, "Deployment", "")["spec"]["template"]["spec"]["serviceAccountName"] == "mine",
           "serviceAccount.name ignored")
 
@@ -285,14 +320,14 @@ def test_extra_args():
 
 
 def test_kube_version():
-    # kubeVersion stays (native sidecars need 1.29); helm template's default (v1.20.0) is refused,
-    # so the docs must name --kube-version.
+    # kubeVersion stays (native sidecars need 1.29, ValidatingAdmissionPolicy v1 1.30); helm
+    # template's default (v1.20.0) is refused, so the docs must name --kube-version.
     done = render(kube_version=None, expect_ok=False)
-    check(done.returncode != 0 and ">=1.29" in done.stderr, f"helm template with no --kube-version: {done.stderr.strip()}")
-    check(render(kube_version="1.28.9", expect_ok=False).returncode != 0, "the chart must refuse Kubernetes 1.28")
-    check(one(render(kube_version="1.29"), "Deployment", "--kube-version 1.29") is not None, "--kube-version 1.29")
+    check(done.returncode != 0 and ">=1.30" in done.stderr, f"helm template with no --kube-version: {done.stderr.strip()}")
+    check(render(kube_version="1.29.9", expect_ok=False).returncode != 0, "the chart must refuse Kubernetes 1.29")
+    check(one(render(kube_version="1.30"), "Deployment", "--kube-version 1.30") is not None, "--kube-version 1.30")
     for doc in (ROOT / "README.md", CHART / "README.md"):
-        check("helm template nccl-operator charts/nccl-operator -n nccl-system --kube-version 1.29" in doc.read_text(),
+        check("helm template nccl-operator charts/nccl-operator -n nccl-system --kube-version 1.30" in doc.read_text(),
               f"{doc.relative_to(ROOT)} must show helm template with --kube-version")
 
 

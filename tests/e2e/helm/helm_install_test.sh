@@ -56,7 +56,8 @@ leftovers() {  # leftovers <release> <namespace>...
       -n "$ns" -l "app.kubernetes.io/instance=$rel" -o name
     "$kubectl" get secrets -n "$ns" -l "owner=helm,name=$rel" -o name
   done
-  "$kubectl" get clusterroles,clusterrolebindings -l "app.kubernetes.io/instance=$rel" -o name
+  "$kubectl" get clusterroles,clusterrolebindings,validatingadmissionpolicies,validatingadmissionpolicybindings \
+    -l "app.kubernetes.io/instance=$rel" -o name
 }
 
 crd_existed=no
@@ -64,7 +65,11 @@ crd_existed=no
 
 # ---- release A: cluster-wide ----------------------------------------------------------------
 "$kubectl" create namespace "$ns_other" >/dev/null
-notes=$("${helm_env[@]}" "$helm" install "$rel_a" "$chart" -n "$ns_a" --create-namespace)
+# Release A leaves out the root-id admission policy: bound in every namespace, it would refuse
+# the id annotations other tests write on the shared control plane meanwhile. Release B's copy,
+# bound to its watched namespace, is checked below (and tests/integration/rbac proves the rule).
+notes=$("${helm_env[@]}" "$helm" install "$rel_a" "$chart" -n "$ns_a" --create-namespace \
+  --set rootIdPolicy.enabled=false)
 echo "$notes" | grep -q "kubectl apply -f deploy/examples/ncclJob.yaml" \
   && pass "helm install A prints NOTES with the next command" || fail "NOTES lack the next command: $notes"
 expect "CRD nccljobs.nccl.dev is established (existed before: $crd_existed)" \
@@ -113,6 +118,10 @@ expect_not "B: may not create pods elsewhere"             can "$ns_b" "$rel_b" c
 expect_not "B: may not list nccljobs cluster-wide"        can "$ns_b" "$rel_b" list nccljobs.nccl.dev -A
 expect_not "B: may not read secrets in the watched namespace" can "$ns_b" "$rel_b" get secrets -n "$ns_b_jobs"
 expect     "B: may create its Lease in its own namespace" can "$ns_b" "$rel_b" create leases.coordination.k8s.io -n "$ns_b"
+expect "B: the API server took the root-id admission policy, bound to the watched namespace" \
+  test "$("$kubectl" get "validatingadmissionpolicybinding/$rel_b-nccl-operator-$ns_b-root-id" \
+    -o jsonpath='{.spec.policyName}/{.spec.matchResources.namespaceSelector.matchLabels.kubernetes\.io/metadata\.name}')" \
+    = "$rel_b-nccl-operator-$ns_b-root-id/$ns_b_jobs"
 
 # ---- uninstall: only the CRD stays -------------------------------------------------------------
 "${helm_env[@]}" "$helm" uninstall "$rel_a" -n "$ns_a" --wait --timeout 120s >/dev/null
