@@ -97,6 +97,12 @@ class Reader {
   std::string base_dir_;
 };
 
+bool IsPortNumber(std::string_view text) {
+  if (text.empty() || text.size() > 5 || text.find_first_not_of("0123456789") != std::string_view::npos) return false;
+  const int port = std::stoi(std::string(text));
+  return port >= 1 && port <= 65535;
+}
+
 }  // namespace
 
 Result<Config> ParseKubeconfig(std::string_view text, const std::string& path, const LoadOptions& options) {
@@ -197,6 +203,16 @@ Result<Config> LoadInClusterFrom(std::string_view host, std::string_view port, c
   if (host.empty() || port.empty()) {
     return Status::Local("InvalidConfig",
                          "in-cluster: KUBERNETES_SERVICE_HOST and KUBERNETES_SERVICE_PORT must both be set");
+  }
+  // The env is the kubelet's, but anything can be put in a pod's env: a value that is not a
+  // port or a host would otherwise surface later as a puzzling connection error.
+  if (!IsPortNumber(port)) {
+    return Status::Local("InvalidConfig", "in-cluster: KUBERNETES_SERVICE_PORT must be a port number 1-65535, got \"" +
+                                              std::string(port) + "\"");
+  }
+  if (host.find_first_of("/?#@ \t\r\n") != std::string_view::npos) {
+    return Status::Local("InvalidConfig", "in-cluster: KUBERNETES_SERVICE_HOST must be a host name or IP address, got \"" +
+                                              std::string(host) + "\"");
   }
   Config c;
   std::string h(host);

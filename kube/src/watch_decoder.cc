@@ -22,6 +22,10 @@ std::string_view TrimCr(std::string_view line) {
   return line;
 }
 
+Status OversizedLine(std::size_t max_line_bytes) {
+  return Status::Local("DecodeError", "watch event larger than " + std::to_string(max_line_bytes) + " bytes");
+}
+
 }  // namespace
 
 const char* EventTypeName(EventType t) {
@@ -92,8 +96,7 @@ void WatchDecoder::Feed(std::string_view chunk, const Sink& sink) {
       if (pending_.size() + chunk.size() > max_line_bytes_) {
         pending_.clear();
         skipping_oversized_ = true;
-        sink(Status::Local("DecodeError", "watch event larger than " +
-                                              std::to_string(max_line_bytes_) + " bytes"));
+        sink(OversizedLine(max_line_bytes_));
         return;
       }
       pending_.append(chunk);
@@ -102,6 +105,11 @@ void WatchDecoder::Feed(std::string_view chunk, const Sink& sink) {
     const std::size_t len = static_cast<const char*>(nl) - chunk.data();
     if (skipping_oversized_) {
       skipping_oversized_ = false;
+    } else if (pending_.size() + len > max_line_bytes_) {
+      // The same verdict as when the line arrives without its newline (above), so where the
+      // stream was cut never changes the events.
+      pending_.clear();
+      sink(OversizedLine(max_line_bytes_));
     } else if (pending_.empty()) {
       // Whole line inside this chunk: decode straight from it, no copy.
       DecodeLine(chunk.substr(0, len), sink);

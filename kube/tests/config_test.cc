@@ -262,6 +262,26 @@ TEST_F(ConfigTest, InClusterWithoutTokenNamesTheFile) {
   EXPECT_FALSE(LoadInClusterFrom("", "443", (dir_ / "nothing").string()).ok());
 }
 
+// The property fuzz/in_cluster checks (regression inputs regression-port-*, regression-host-*):
+// any port and host text was pasted into the server URL.
+TEST_F(ConfigTest, InClusterRefusesAPortOrHostThatIsNotOne) {
+  Write("sa/token", "satoken\n");
+  Write("sa/ca.crt", "pem");
+  const std::string sa = (dir_ / "sa").string();
+  for (const char* port : {"https", "0", "65536", "443/x", "-1", "4430000", " 443"}) {
+    auto c = LoadInClusterFrom("10.96.0.1", port, sa);
+    ASSERT_FALSE(c.ok()) << port;
+    EXPECT_NE(c.status().message().find("KUBERNETES_SERVICE_PORT must be a port number"), std::string::npos);
+  }
+  for (const char* host : {"evil.example/path?", "user@10.0.0.1", "10.96.0.1 ", "a#b"}) {
+    auto c = LoadInClusterFrom(host, "443", sa);
+    ASSERT_FALSE(c.ok()) << host;
+    EXPECT_NE(c.status().message().find("KUBERNETES_SERVICE_HOST must be a host name"), std::string::npos);
+  }
+  EXPECT_TRUE(LoadInClusterFrom("kubernetes.default.svc", "65535", sa).ok());
+  EXPECT_TRUE(LoadInClusterFrom("[fd00::1]", "1", sa).ok());
+}
+
 TEST_F(ConfigTest, LoadPrefersFlagThenKubeconfigEnv) {
   std::string a = Write("a", "{\"current-context\":\"x\",\"clusters\":[{\"name\":\"c\",\"cluster\":{\"server\":\"https://a\"}}],"
                              "\"contexts\":[{\"name\":\"x\",\"context\":{\"cluster\":\"c\"}}]}");

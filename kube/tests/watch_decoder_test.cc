@@ -108,6 +108,22 @@ TEST(WatchDecoderTest, OversizedLineIsAnErrorAndTheStreamRecovers) {
   EXPECT_EQ(seen.versions, std::vector<std::string>{"7"});
 }
 
+// The property fuzz/watch_stream checks (regression input regression-oversized-line-whole-vs-split):
+// a line over the limit was refused when it arrived in pieces but decoded when it came whole.
+TEST(WatchDecoderTest, OversizedLineIsRefusedWhereverTheStreamIsCut) {
+  const std::string line = R"({"type":"ADDED","object":{"metadata":{"resourceVersion":"1234567"}}})";
+  const std::string stream = line + "\n" R"({"type":"ADDED","object":{"metadata":{"resourceVersion":"8"}}})" "\n";
+  const std::size_t limit = line.size() - 1;
+  for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+    Seen seen;
+    WatchDecoder d(limit);
+    d.Feed(std::string_view(stream).substr(0, cut), Collect(&seen));
+    d.Feed(std::string_view(stream).substr(cut), Collect(&seen));
+    EXPECT_EQ(seen.errors, 1) << "cut at " << cut;
+    EXPECT_EQ(seen.versions, std::vector<std::string>{"8"}) << "cut at " << cut;
+  }
+}
+
 TEST(WatchDecoderTest, ErrorEventCarriesTheServersStatus) {
   auto e = DecodeWatchLine(
       R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure","message":"too old","reason":"Expired","code":410}})");
