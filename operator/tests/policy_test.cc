@@ -161,10 +161,10 @@ TEST(Judge, FailFastCodesWinOverRestartsLeft) {
   api::FailurePolicy fp;
   fp.max_restarts = 3;
   fp.fail_fast_exit_codes = {42};
-  EXPECT_EQ(Judge(fp, {"p", "", 42}, 0), FailureVerdict::kFailFast);
-  EXPECT_EQ(Judge(fp, {"p", "", 1}, 2), FailureVerdict::kRestart);
-  EXPECT_EQ(Judge(fp, {"p", "", 1}, 3), FailureVerdict::kRestartsExhausted);
-  EXPECT_EQ(Judge(fp, {"p", "", std::nullopt}, 0), FailureVerdict::kRestart);
+  EXPECT_EQ(Judge(fp, {"p", "", 42, std::nullopt}, 0, 0), FailureVerdict::kFailFast);
+  EXPECT_EQ(Judge(fp, {"p", "", 1, std::nullopt}, 2, 0), FailureVerdict::kRestart);
+  EXPECT_EQ(Judge(fp, {"p", "", 1, std::nullopt}, 3, 0), FailureVerdict::kRestartsExhausted);
+  EXPECT_EQ(Judge(fp, {"p", "", std::nullopt, std::nullopt}, 0, 0), FailureVerdict::kRestart);
 }
 
 TEST(FindAttemptFailure, MissingPodCountsOnlyAfterThePublish) {

@@ -94,6 +94,18 @@ TEST(TrimPodTest, KeepsWhatTheControllerReadsAndDropsTheRest) {
   EXPECT_EQ(again, pod);
 }
 
+TEST(TrimPodTest, KeepsWhoDisruptedThePod) {
+  Json pod = Json::parse(R"({"status": {"conditions": [
+      {"type": "Ready", "status": "False", "reason": "PodCompleted", "message": "m"},
+      {"type": "DisruptionTarget", "status": "True", "reason": "EvictionByEvictionAPI", "message": "Eviction API: evicting",
+       "lastTransitionTime": "t"}]}})");
+  TrimPod(pod);
+  EXPECT_EQ(pod["status"]["conditions"][0], (Json{{"type", "Ready"}, {"status", "False"}}));
+  EXPECT_EQ(pod["status"]["conditions"][1],
+            (Json{{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "EvictionByEvictionAPI"}}))
+      << "the reason names the kind of disruption (policy/disruption.h)";
+}
+
 TEST(TrimPodTest, GarbageIsLeftAlone) {
   Json not_object = "x";
   TrimPod(not_object);

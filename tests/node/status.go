@@ -91,5 +91,20 @@ func (p *podRunner) status(prev v1.PodStatus, hostIP string) v1.PodStatus {
 		condition(v1.PodReady, allReady, notReadyReason, prev.Conditions),
 		condition(v1.PodScheduled, true, "", prev.Conditions),
 	}
+	// Conditions written by others stay, as a kubelet keeps them: DisruptionTarget (set by
+	// the Eviction API, the scheduler's preemption, the taint manager), readiness gates.
+	for _, c := range prev.Conditions {
+		if !kubeletOwned(c.Type) {
+			st.Conditions = append(st.Conditions, c)
+		}
+	}
 	return st
+}
+
+func kubeletOwned(t v1.PodConditionType) bool {
+	switch t {
+	case v1.PodReadyToStartContainers, v1.PodInitialized, v1.ContainersReady, v1.PodReady, v1.PodScheduled:
+		return true
+	}
+	return false
 }

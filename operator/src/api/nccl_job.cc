@@ -50,6 +50,11 @@ kube::Status ParseFailurePolicy(const Json& fp, FailurePolicy* out) {
   if (auto s = ReadInt32(fp, "maxRestarts", "failurePolicy.maxRestarts", 0, 1000, &out->max_restarts); !s.ok()) return s;
   if (auto s = ReadInt32(fp, "backoffSeconds", "failurePolicy.backoffSeconds", 0, 3600, &out->backoff_seconds); !s.ok()) return s;
   if (auto s = ReadInt32(fp, "maxBackoffSeconds", "failurePolicy.maxBackoffSeconds", 0, 86400, &out->max_backoff_seconds); !s.ok()) return s;
+  if (auto it = fp.find("maxDisruptions"); it != fp.end() && !it->is_null()) {
+    int cap = 0;
+    if (auto s = ReadInt32(fp, "maxDisruptions", "failurePolicy.maxDisruptions", 0, 10000, &cap); !s.ok()) return s;
+    out->max_disruptions = cap;
+  }
   if (out->backoff_seconds > out->max_backoff_seconds) {
     return Invalid("failurePolicy.backoffSeconds", "must not exceed failurePolicy.maxBackoffSeconds");
   }
@@ -143,6 +148,7 @@ NcclJobStatus ParseStatus(const Json& status) {
   out.state = StringAt(status, "state");
   out.attempt = IntAt(status, "attempt");
   out.restarts = IntAt(status, "restarts");
+  out.disruptions = IntAt(status, "disruptions");
   out.ready = IntAt(status, "ready");
   out.active = IntAt(status, "active");
   out.succeeded = IntAt(status, "succeeded");
@@ -172,6 +178,7 @@ Json StatusToJson(const NcclJobStatus& s) {
   if (!s.state.empty()) out["state"] = s.state;
   out["attempt"] = s.attempt;
   out["restarts"] = s.restarts;
+  out["disruptions"] = s.disruptions;
   out["ready"] = s.ready;
   out["active"] = s.active;
   out["succeeded"] = s.succeeded;

@@ -23,6 +23,7 @@ struct FailurePolicy {
   int backoff_seconds = 10;
   int max_backoff_seconds = 300;
   std::vector<int> fail_fast_exit_codes;
+  std::optional<int> max_disruptions;  // unset: disruptions never fail the job
 };
 
 struct NcclJobSpec {
@@ -76,6 +77,7 @@ struct NcclJobStatus {
   std::string state;
   int attempt = 0;  // 0: no attempt started yet
   int restarts = 0;
+  int disruptions = 0;  // attempts ended by a preemption, eviction or lost node (not in restarts)
   int ready = 0;
   int active = 0;
   int succeeded = 0;

@@ -58,7 +58,12 @@ void TrimPod(Json& pod) {
     Json status = Pick(*st, {"phase", "reason", "message"});
     if (auto conds = st->find("conditions"); conds != st->end() && conds->is_array()) {
       Json kept = Json::array();
-      for (Json& c : *conds) kept.push_back(Pick(c, {"type", "status"}));
+      for (Json& c : *conds) {
+        // DisruptionTarget's reason says who ended the pod (policy/disruption.h); no other
+        // condition's words are read, so they are not kept.
+        const bool disruption = c.value("type", "") == "DisruptionTarget";
+        kept.push_back(disruption ? Pick(c, {"type", "status", "reason"}) : Pick(c, {"type", "status"}));
+      }
       status["conditions"] = std::move(kept);
     }
     for (const char* key : {"containerStatuses", "initContainerStatuses"}) {

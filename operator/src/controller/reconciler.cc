@@ -102,6 +102,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     status_written = true;
     if (plan.attempt_started) metrics_->AttemptStarted();
     if (plan.restarted) metrics_->Restarted();
+    if (plan.disrupted) metrics_->Disrupted();
   }
   const bool touches_pods = !plan.delete_pods.empty() || !plan.create_pods.empty() || plan.delete_job;
   if (touches_pods && !status_written) {

@@ -75,6 +75,8 @@ std::string Metrics::Render(const std::map<std::string, int>& jobs_by_state, boo
   Counter(&out, "ncclop_attempts_started_total", "Attempts started (first attempts, restarts and resumes).",
           attempts_started_.load());
   Counter(&out, "ncclop_restarts_total", "Attempts that failed and were restarted.", restarts_.load());
+  Counter(&out, "ncclop_disruptions_total",
+          "Attempts ended by a preemption, eviction or lost node and restarted (not in restarts).", disruptions_.load());
   Counter(&out, "ncclop_ids_published_total", "Unique ids copied from a root pod into its ConfigMap.",
           ids_published_.load());
   Header(&out, "ncclop_id_publish_latency_seconds", "histogram",

@@ -35,6 +35,7 @@ class Metrics {
   void ReconcileDone(double seconds, bool ok);
   void AttemptStarted() { attempts_started_.fetch_add(1, std::memory_order_relaxed); }
   void Restarted() { restarts_.fetch_add(1, std::memory_order_relaxed); }
+  void Disrupted() { disruptions_.fetch_add(1, std::memory_order_relaxed); }
   void IdPublished(double latency_seconds);
   void EventDropped() { events_dropped_.fetch_add(1, std::memory_order_relaxed); }
 
@@ -46,6 +47,7 @@ class Metrics {
   std::atomic<std::uint64_t> reconcile_errors_{0};
   std::atomic<std::uint64_t> attempts_started_{0};
   std::atomic<std::uint64_t> restarts_{0};
+  std::atomic<std::uint64_t> disruptions_{0};
   std::atomic<std::uint64_t> ids_published_{0};
   std::atomic<std::uint64_t> events_dropped_{0};
   Histogram reconcile_duration_;

@@ -14,6 +14,8 @@
 namespace ncclop::policy {
 namespace {
 
+constexpr const char* kReasonPodDisrupted = "PodDisrupted";
+
 class Decider {
  public:
   Decider(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& cm, api::Time now,
@@ -163,7 +165,10 @@ class Decider {
       plan_.requeue_after = std::chrono::ceil<std::chrono::seconds>(*after - now_);
       return false;
     }
-    StartAttempt(st().attempt + 1, "backoff over after restart " + std::to_string(st().restarts));
+    const api::Condition* restarting = st().Find(api::condition::kRestarting);
+    const bool after_disruption = restarting != nullptr && restarting->reason == kReasonPodDisrupted;
+    StartAttempt(st().attempt + 1, after_disruption ? "backoff over after disruption " + std::to_string(st().disruptions)
+                                                    : "backoff over after restart " + std::to_string(st().restarts));
     return true;
   }
 
@@ -173,7 +178,7 @@ class Decider {
     const bool id_published = cm_.attempt == attempt && cm_.has_id;
     if (auto failure = FindAttemptFailure(job_.name, pods_, attempt, job_.spec.replicas, id_published)) {
       const api::FailurePolicy& fp = job_.spec.failure_policy;
-      switch (Judge(fp, *failure, st().restarts)) {
+      switch (Judge(fp, *failure, st().restarts, st().disruptions)) {
         case FailureVerdict::kFailFast:
           Fail("FailFastExitCode", failure->detail + "; exit code " + std::to_string(*failure->exit_code) +
                                        " is in failurePolicy.failFastExitCodes, so the job is not restarted");
@@ -188,22 +193,28 @@ class Decider {
           DeletePods(false);
           UpdateCounts();
           return true;
-        case FailureVerdict::kRestart: {
-          st().restarts += 1;
-          auto wait = RestartBackoff(fp, st().restarts);
-          st().restart_after = api::FormatTime(now_ + wait);
-          st().state = api::state::kRestarting;
-          std::string msg = "attempt " + std::to_string(attempt) + " failed (" + failure->detail + "); attempt " +
-                            std::to_string(attempt + 1) + " starts in " + std::to_string(wait.count()) + "s";
-          Set(api::condition::kRestarting, true, "PodFailed", msg);
-          Set(api::condition::kRunning, false, "PodFailed", failure->detail);
-          Emit("Warning", "Restarting", msg);
-          plan_.restarted = true;
-          DeletePods(/*include_terminal=*/true);
+        case FailureVerdict::kDisruptionsExhausted:
+          Fail("MaxDisruptionsExceeded",
+               "attempt " + std::to_string(attempt) + " was disrupted (" + failure->disruption->kind + ": " +
+                   failure->detail + ") and all " + Count(*fp.max_disruptions, "disruption") + " of failurePolicy.maxDisruptions are used");
+          DeletePods(false);
           UpdateCounts();
-          plan_.requeue_after = wait;
           return true;
-        }
+        case FailureVerdict::kRestart:
+          st().restarts += 1;
+          plan_.restarted = true;
+          Restart(attempt, RestartBackoff(fp, st().restarts), "PodFailed",
+                  "attempt " + std::to_string(attempt) + " failed (" + failure->detail + ")", failure->detail);
+          return true;
+        case FailureVerdict::kRestartAfterDisruption:
+          st().disruptions += 1;
+          plan_.disrupted = true;
+          Restart(attempt, RestartBackoff(fp, st().disruptions), kReasonPodDisrupted,
+                  "attempt " + std::to_string(attempt) + " was disrupted (" + failure->disruption->kind + ": " +
+                      failure->detail + "); disruption " + std::to_string(st().disruptions) +
+                      ", not counted in failurePolicy.maxRestarts",
+                  failure->detail);
+          return true;
       }
     }
     if (AttemptSucceeded(pods_, attempt, job_.spec.replicas)) {
@@ -219,6 +230,20 @@ class Decider {
       return true;
     }
     return false;
+  }
+
+  // Ends the current attempt: its pods go, the next one starts after `wait`.
+  void Restart(int attempt, std::chrono::seconds wait, const char* reason, const std::string& what,
+               const std::string& detail) {
+    st().restart_after = api::FormatTime(now_ + wait);
+    st().state = api::state::kRestarting;
+    std::string msg = what + "; attempt " + std::to_string(attempt + 1) + " starts in " + std::to_string(wait.count()) + "s";
+    Set(api::condition::kRestarting, true, reason, msg);
+    Set(api::condition::kRunning, false, reason, detail);
+    Emit("Warning", "Restarting", msg);
+    DeletePods(/*include_terminal=*/true);
+    UpdateCounts();
+    plan_.requeue_after = wait;
   }
 
   // The current attempt runs: stale pods go, missing pods are made, the id is published.

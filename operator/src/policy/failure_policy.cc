@@ -14,23 +14,35 @@ std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, co
     if (p.attempt == attempt && p.index >= 0 && p.index < replicas) by_index[p.index] = &p;
   }
   for (const auto& [index, pod] : by_index) {
-    if (pod->failed) return AttemptFailure{pod->name, "pod " + pod->name + ": " + pod->failure_detail, pod->trainer_exit_code};
+    if (pod->disruption && (pod->failed || pod->terminating)) {
+      return AttemptFailure{pod->name, "pod " + pod->name + " was " + pod->disruption->account, pod->trainer_exit_code,
+                            pod->disruption};
+    }
+  }
+  for (const auto& [index, pod] : by_index) {
+    if (pod->failed) return AttemptFailure{pod->name, "pod " + pod->name + ": " + pod->failure_detail, pod->trainer_exit_code, std::nullopt};
   }
   if (!id_published) return std::nullopt;
   for (int i = 0; i < replicas; ++i) {
     auto it = by_index.find(i);
     if (it == by_index.end()) {
       std::string name = api::PodName(job_name, i);
-      return AttemptFailure{name, "pod " + name + " disappeared while its attempt ran", std::nullopt};
+      return AttemptFailure{name, "pod " + name + " disappeared while its attempt ran", std::nullopt, std::nullopt};
     }
     if (it->second->terminating && !it->second->trainer_succeeded) {
-      return AttemptFailure{it->second->name, "pod " + it->second->name + " was deleted while its attempt ran", std::nullopt};
+      return AttemptFailure{it->second->name, "pod " + it->second->name + " was deleted while its attempt ran", std::nullopt,
+                            std::nullopt};
     }
   }
   return std::nullopt;
 }
 
-FailureVerdict Judge(const api::FailurePolicy& policy, const AttemptFailure& failure, int restarts_so_far) {
+FailureVerdict Judge(const api::FailurePolicy& policy, const AttemptFailure& failure, int restarts_so_far,
+                     int disruptions_so_far) {
+  if (failure.disruption) {
+    const bool capped = policy.max_disruptions && disruptions_so_far >= *policy.max_disruptions;
+    return capped ? FailureVerdict::kDisruptionsExhausted : FailureVerdict::kRestartAfterDisruption;
+  }
   if (failure.exit_code) {
     const auto& codes = policy.fail_fast_exit_codes;
     if (std::find(codes.begin(), codes.end(), *failure.exit_code) != codes.end()) return FailureVerdict::kFailFast;

@@ -1,7 +1,6 @@
 #include "policy/observed.h"
 
 #include <charconv>
-#include <set>
 
 #include "api/names.h"
 #include "api/nccl_job.h"
@@ -61,14 +60,10 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
 
   const Json status = pod.value("status", Json::object());
   out.phase = Str(status, "phase");
-  bool disrupted = false;  // evicted, preempted, node shutdown: not the trainer's own ending
   for (const Json& c : status.value("conditions", Json::array())) {
     if (Str(c, "type") == "Ready") out.ready = Str(c, "status") == "True";
-    if (Str(c, "type") == "DisruptionTarget" && Str(c, "status") == "True") disrupted = true;
   }
-  static const std::set<std::string> kDisruptions = {"Evicted", "Preempting", "Terminated", "Shutdown",
-                                                      "NodeShutdown", "UnexpectedAdmissionError"};
-  if (out.phase == "Failed" && kDisruptions.count(Str(status, "reason"))) disrupted = true;
+  out.disruption = DisruptionOf(status);
   std::string other_failure;  // the first other container that exited non-zero, for the message
   for (const Json& cs : status.value("initContainerStatuses", Json::array())) {
     if (Str(cs, "name") == api::kSidecarContainerName) continue;
@@ -105,7 +100,7 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
   // The trainer decides: a pod that failed after its trainer exited 0 because another
   // container failed does not fail the attempt. A disruption does, even when the trainer
   // exited 0 on the SIGTERM that came with it (checkpoint and exit is common).
-  if (out.phase == "Failed" && disrupted) out.trainer_succeeded = false;
+  if (out.phase == "Failed" && out.disruption) out.trainer_succeeded = false;
   if (out.phase == "Failed" && !out.failed && !out.trainer_succeeded) {
     out.failed = true;
     std::string reason = Str(status, "reason");

@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "policy/disruption.h"
+
 namespace ncclop::policy {
 
 struct ObservedPod {
@@ -21,6 +23,7 @@ struct ObservedPod {
   bool failed = false;                     // pod Failed or trainer exited non-zero
   std::optional<int> trainer_exit_code;    // when the trainer terminated
   std::string failure_detail;              // "exit code 3 (Error)", "Evicted: ..."
+  std::optional<Disruption> disruption;    // preempted, evicted, node gone: not the trainer's own ending
   std::string unique_id;                   // root pod's id annotation (never logged)
   int unique_id_attempt = 0;
 

@@ -37,7 +37,8 @@ struct Plan {
   std::optional<std::chrono::seconds> requeue_after;
   // Facts for metrics.
   bool attempt_started = false;
-  bool restarted = false;
+  bool restarted = false;  // an attempt failed and counts in status.restarts
+  bool disrupted = false;  // an attempt was ended by a disruption (status.disruptions)
   std::optional<double> id_publish_latency_seconds;
 };
 

@@ -8,6 +8,8 @@
 #   kill        one rank's trainer is SIGKILLed mid-run: attempt 2 with new pods and a new id,
 #               then Succeeded; kubectl describe nj explains the restart
 #   failfast    a trainer exits with a failFastExitCodes code: Failed/FailFastExitCode, no attempt 2
+#   evict       one pod is evicted through the Eviction API mid-run: attempt 2 with restarts 0 and
+#               disruptions 1; the Restarting event says it was an eviction
 #   cleanup     deleting the job removes its pods, ConfigMap, Service and RBAC; helm uninstall
 #               removes the operator and leaves only the CRD
 #   torch       trainers are a real PyTorch program (gloo): init_process_group from the env via the
@@ -210,6 +212,7 @@ kill)
   wait_for 60 "attempt 2 started" sh -c "[ \"\$('$kubectl' -n '$ns' get nj kill -o 'jsonpath={.status.attempt}')\" = 2 ]"
   wait_for 60 "kill Succeeded after the restart" sh -c "[ \"\$('$kubectl' -n '$ns' get nj kill -o 'jsonpath={.status.state}')\" = Succeeded ]"
   check "restarts" "$(nj kill '{.status.restarts}')" 1
+  check "a crash is no disruption" "$(nj kill '{.status.disruptions}')" 0
   new_uids=$(k get pods -l nccl.dev/job-name=kill -o 'jsonpath={.items[*].metadata.uid}')
   common=$(comm -12 <(tr ' ' '\n' <<<"$old_uids" | sort) <(tr ' ' '\n' <<<"$new_uids" | sort) | grep -c . || true)
   check "attempt 2 runs on new pods (no pod UID of attempt 1)" "$common" 0
@@ -223,6 +226,29 @@ kill)
   contains "describe: names the killed pod" "$describe" kill-2
   contains "describe: gives the exit code" "$describe" 137
   no_id_in_logs kill
+  ;;
+evict)
+  # As in kill, but pod evict-2 is evicted (a node drain does this): the API server marks it
+  # DisruptionTarget (EvictionByEvictionAPI) and deletes it; that is no failure of the job's own.
+  trainer_job evict 3 'if [ "$NCCLJOB_ATTEMPT" = 1 ]; then l=120; else l=0; fi; exec nccl-allreduce --linger-seconds $l'
+  for i in 0 1 2 3; do
+    wait_for 60 "evict-$i has the id of attempt 1" sh -c "'$kubectl' -n '$ns' logs evict-$i -c trainer | grep -q 'attempt 1, .*id obtained'"
+  done
+  wait_for 30 "attempt 1 Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj evict -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/1 ]"
+  printf '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"evict-2","namespace":"%s"}}' "$ns" \
+    | "$kubectl" create --raw "/api/v1/namespaces/$ns/pods/evict-2/eviction" -f - >/dev/null \
+    && pass "Eviction API accepted the eviction of evict-2" || fail "eviction refused"
+  wait_for 60 "attempt 2 started" sh -c "[ \"\$('$kubectl' -n '$ns' get nj evict -o 'jsonpath={.status.attempt}')\" = 2 ]"
+  wait_for 60 "evict Succeeded after the disruption" sh -c "[ \"\$('$kubectl' -n '$ns' get nj evict -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  check "restarts unchanged" "$(nj evict '{.status.restarts}')" 0
+  check "disruptions" "$(nj evict '{.status.disruptions}')" 1
+  check "Restarting condition: the backoff followed a disruption" \
+    "$(nj evict '{.status.conditions[?(@.type=="Restarting")].message}')" "backoff over after disruption 1"
+  check "attempt 2 pods labelled" "$(k get pods -l nccl.dev/job-name=evict,nccl.dev/attempt=2 -o name | wc -l)" 4
+  events=$(k get events --field-selector involvedObject.name=evict,reason=Restarting -o 'jsonpath={.items[*].message}')
+  contains "Restarting event: an eviction" "$events" "was disrupted (Eviction: pod evict-2 was evicted through the Eviction API"
+  contains "Restarting event: not a restart" "$events" "not counted in failurePolicy.maxRestarts"
+  contains "describe: Disruptions in kubectl get -o wide" "$(k get nj evict -o wide)" DISRUPTIONS
   ;;
 failfast)
   # Rank 2 fails for good (exit 3, listed in failFastExitCodes) after the id part; the others train on.
