@@ -16,7 +16,7 @@
 #               nccl_k8s package (MASTER_ADDR = the root pod's IP) and a checked all_reduce: Succeeded
 #   torch-kill  the same, one rank SIGKILLed while attempt 1 trains: attempt 2, new rendezvous, Succeeded
 #   torchrun    the same program under `python -m nccl_k8s.torchrun` (NNODES, NODE_RANK, LOCAL_WORLD_SIZE)
-# <index> (0..7) picks this test's bridge tnf<index> and subnet 10.246.<index>.0/24, whose .1
+# <index> (0..15) picks this test's bridge tnf<index> and subnet 10.246.<index>.0/24, whose .1
 # the API server certificate names (tests/controlplane/controlplane.sh), so tests run in parallel.
 #
 # Env (set by CTest): NCCLOP_TEST_CONTROLPLANE_DIR, NCCLOP_TEST_KUBECONFIG, NCCLOP_TEST_KUBECTL,
