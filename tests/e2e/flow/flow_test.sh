@@ -66,6 +66,10 @@ dump() {
   echo "---- events"; k get events --sort-by=.lastTimestamp 2>&1 | tail -30
   echo "---- operator log"; k logs deploy/$rel 2>&1 | tail -40
   echo "---- node log"; tail -40 "$work/node.log"
+  local pod
+  for pod in $(k get pods -l nccl.dev/job-name -o name 2>/dev/null); do
+    echo "---- ${pod#pod/} trainer log"; k logs "$pod" -c trainer --tail 15 2>&1
+  done
 }
 cleanup() {
   local rc=$?
@@ -289,7 +293,7 @@ cleanup)
 torch)
   torch_setup
   torch_job torch "$flow_root/tests/e2e/flow/torch_trainer.py"
-  wait_for 150 "torch Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj torch -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 300 "torch Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj torch -o 'jsonpath={.status.state}')\" = Succeeded ]"
   check "attempt/restarts" "$(nj torch '{.status.attempt}/{.status.restarts}')" 1/0
   check_torch_ranks torch 1
   ;;
@@ -297,7 +301,7 @@ torch-kill)
   torch_setup
   torch_job tkill "$flow_root/tests/e2e/flow/torch_trainer.py" --linger-attempt-1 120
   for i in 0 1 2 3; do
-    wait_for 150 "tkill-$i summed in attempt 1" sh -c "'$kubectl' -n '$ns' logs tkill-$i -c trainer | grep -q 'attempt 1: all_reduce'"
+    wait_for 300 "tkill-$i summed in attempt 1" sh -c "'$kubectl' -n '$ns' logs tkill-$i -c trainer | grep -q 'attempt 1: all_reduce'"
   done
   check_torch_ranks tkill 1
   id1=$(k get configmap tkill-nccl -o 'jsonpath={.data.uniqueId}' | sha256sum)
@@ -305,7 +309,7 @@ torch-kill)
   curl -sf -X POST "http://$debug/debug/kill?namespace=$ns&pod=tkill-2&container=trainer&signal=KILL" >/dev/null \
     && pass "SIGKILL to tkill-2's trainer" || fail "debug kill refused"
   wait_for 60 "attempt 2 started" sh -c "[ \"\$('$kubectl' -n '$ns' get nj tkill -o 'jsonpath={.status.attempt}')\" = 2 ]"
-  wait_for 150 "tkill Succeeded after the restart" sh -c "[ \"\$('$kubectl' -n '$ns' get nj tkill -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 300 "tkill Succeeded after the restart" sh -c "[ \"\$('$kubectl' -n '$ns' get nj tkill -o 'jsonpath={.status.state}')\" = Succeeded ]"
   check "restarts" "$(nj tkill '{.status.restarts}')" 1
   check_torch_ranks tkill 2
   # The node may give the new root the old one's IP; the id (fresh magic per attempt) must change.
@@ -316,7 +320,7 @@ torch-kill)
 torchrun)
   torch_setup
   torch_job trun -m nccl_k8s.torchrun "$flow_root/tests/e2e/flow/torch_trainer.py"
-  wait_for 150 "trun Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj trun -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 300 "trun Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj trun -o 'jsonpath={.status.state}')\" = Succeeded ]"
   check_torch_ranks trun 1
   ;;
 *) echo "unknown scenario $scenario"; exit 2 ;;

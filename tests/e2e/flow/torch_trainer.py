@@ -46,9 +46,9 @@ def main() -> int:
 
     imported = time.time()
     if args.dns:
-        dist.init_process_group("gloo", init_method="env://", timeout=timedelta(seconds=60))
+        dist.init_process_group("gloo", init_method="env://", timeout=timedelta(seconds=180))
     else:
-        nccl_k8s.pytorch.init_process_group("gloo", timeout=timedelta(seconds=60))
+        nccl_k8s.pytorch.init_process_group("gloo", timeout=timedelta(seconds=180))
     ready = time.time()
     rank, world = dist.get_rank(), dist.get_world_size()
     total = torch.tensor([float(rank + 1)])
