@@ -56,6 +56,8 @@ log "control plane binaries (cached by version)"
 "$root/tests/controlplane/build.sh" >/dev/null
 log "the local test node (cached by a hash of its sources)"
 "$root/tests/node/build.sh" >/dev/null
+log "Kueue for the shared-cluster tests (cached by version)"
+"$root/tests/kueue/build.sh" >/dev/null
 
 if [ "$do_build" -eq 1 ]; then
   log "building into $build_dir"

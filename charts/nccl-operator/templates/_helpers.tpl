@@ -76,6 +76,13 @@ prevention): get/list/watch on configmaps and get/patch on pods are therefore in
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
+# Kueue (only used where the cluster serves it): one Workload per queued job, marked Finished at its end.
+- apiGroups: [kueue.x-k8s.io]
+  resources: [workloads]
+  verbs: [get, list, watch, create]
+- apiGroups: [kueue.x-k8s.io]
+  resources: [workloads/status]
+  verbs: [patch]
 {{- end }}
 
 {{/* The operator flags extraArgs sets, as JSON {"log-level": true, ...}. */}}

@@ -19,6 +19,9 @@ inline constexpr std::string_view kAnnotationUniqueId = "nccl.dev/unique-id";
 inline constexpr std::string_view kAnnotationUniqueIdAttempt = "nccl.dev/unique-id-attempt";
 inline constexpr std::string_view kAnnotationTrainerContainer = "nccl.dev/trainer-container";
 
+// Kueue (README, "Shared clusters"): a job labelled with a queue is admitted through a Workload.
+inline constexpr std::string_view kLabelKueueQueueName = "kueue.x-k8s.io/queue-name";
+
 inline constexpr std::string_view kSidecarContainerName = "nccl-sidecar";
 inline constexpr int kSidecarApiPort = 8471;
 inline constexpr int kSidecarProbePort = 8472;
@@ -39,6 +42,7 @@ inline std::string ConfigMapName(std::string_view job) { return std::string(job)
 inline std::string ServiceAccountName(std::string_view job) { return std::string(job) + "-nccl"; }
 inline std::string RoleName(std::string_view job) { return std::string(job) + "-nccl"; }
 inline std::string ServiceName(std::string_view job) { return std::string(job); }
+inline std::string WorkloadName(std::string_view job) { return "nccljob-" + std::string(job); }
 inline std::string PodName(std::string_view job, int index) {
   return std::string(job) + "-" + std::to_string(index);
 }

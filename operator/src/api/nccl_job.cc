@@ -226,6 +226,9 @@ kube::Result<NcclJob> ParseNcclJob(const Json& object) {
   if (auto ann = md.find("annotations"); ann != md.end() && ann->is_object()) {
     job.misplaced_trainer_annotation = StringAt(*ann, std::string(kAnnotationTrainerContainer).c_str());
   }
+  if (auto labels = md.find("labels"); labels != md.end() && labels->is_object()) {
+    job.queue_name = StringAt(*labels, std::string(kLabelKueueQueueName).c_str());
+  }
   if (job.name.empty() || job.namespace_.empty() || job.uid.empty()) {
     return kube::Status::Local("InvalidObject", "NcclJob metadata needs name, namespace and uid");
   }

@@ -61,6 +61,7 @@ inline constexpr const char* kIdPublished = "IdPublished";
 inline constexpr const char* kSuspended = "Suspended";
 inline constexpr const char* kSucceeded = "Succeeded";
 inline constexpr const char* kFailed = "Failed";
+inline constexpr const char* kAdmitted = "Admitted";  // only for jobs in a Kueue queue
 }  // namespace condition
 
 namespace state {
@@ -108,6 +109,8 @@ struct NcclJob {
   // The trainer-container annotation set on the NcclJob itself, where it has no effect (it
   // belongs on spec.template.metadata): the value, for a warning.
   std::string misplaced_trainer_annotation;
+  // Label kueue.x-k8s.io/queue-name: the job waits for Kueue to admit its Workload.
+  std::string queue_name;
   NcclJobSpec spec;
   NcclJobStatus status;
 };

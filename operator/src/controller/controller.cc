@@ -10,6 +10,21 @@ namespace {
 
 std::string JobLabelSelector() { return std::string(api::kLabelJobName); }  // "has the label"
 
+// Whether the API server serves Kueue's Workloads (and lets us list them): only then are jobs
+// labelled kueue.x-k8s.io/queue-name admitted through a Workload. Checked once, at start.
+bool ServesKueueWorkloads(kube::Client& client, const std::string& ns) {
+  kube::ListOptions options;
+  options.label_selector = JobLabelSelector();  // ours only: the informer lists them again at once
+  auto listed = client.List(kKueueWorkloads, ns, options);
+  if (listed.ok()) {
+    logging::Info("controller", "Kueue Workloads are served: jobs with a queue label wait for admission");
+    return true;
+  }
+  logging::Info("controller", "Kueue Workloads are not served (or not allowed): the queue label is ignored",
+                {{"error", listed.status().ToString()}});
+  return false;
+}
+
 }  // namespace
 
 Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions options, metrics::Metrics* metrics)
@@ -37,6 +52,11 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   child_opts.list_page_size = 500;
   configmaps_ = std::make_unique<kube::Informer>(client, kube::resources::kConfigMaps, child_opts);
 
+  if (ServesKueueWorkloads(*client, options_.namespace_)) {
+    child_opts.name = "workloads";
+    workloads_ = std::make_unique<kube::Informer>(client, kKueueWorkloads, child_opts);
+  }
+
   pods_->AddIndex(kPodsByJob, [](const nlohmann::json& pod) -> std::vector<std::string> {
     const auto& md = pod["metadata"];
     auto labels = md.find("labels");
@@ -55,8 +75,9 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
                            [this](const kube::ObjectPtr& before, const kube::ObjectPtr& o) { EnqueuePublish(before, o); },
                            nullptr});
   configmaps_->AddEventHandlers(owner_handlers);
+  if (workloads_) workloads_->AddEventHandlers(owner_handlers);
 
-  Caches caches{jobs_.get(), pods_.get(), configmaps_.get()};
+  Caches caches{jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get()};
   reconciler_ = std::make_unique<Reconciler>(client, caches, options_.pod_options, metrics_);
   publisher_ = std::make_unique<Publisher>(client, caches, metrics_);
 }
@@ -85,11 +106,12 @@ void Controller::Start() {
   jobs_->Start();
   pods_->Start();
   configmaps_->Start();
+  if (workloads_) workloads_->Start();
   // Workers start only on full caches: a reconcile on a half-listed cache would create pods
   // that already exist or miss a published id.
   starter_ = std::jthread([this](std::stop_token stop) {
-    for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get()}) {
-      while (!stop.stop_requested() && !inf->WaitForSync(std::chrono::milliseconds(500))) {
+    for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get()}) {
+      while (inf && !stop.stop_requested() && !inf->WaitForSync(std::chrono::milliseconds(500))) {
       }
     }
     if (stop.stop_requested()) return;
@@ -154,6 +176,7 @@ void Controller::Stop() {
   jobs_->Stop();
   pods_->Stop();
   configmaps_->Stop();
+  if (workloads_) workloads_->Stop();
 }
 
 std::map<std::string, int> Controller::JobsByState() const {

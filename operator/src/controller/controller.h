@@ -49,6 +49,7 @@ class Controller {
   std::unique_ptr<kube::Informer> jobs_;
   std::unique_ptr<kube::Informer> pods_;
   std::unique_ptr<kube::Informer> configmaps_;
+  std::unique_ptr<kube::Informer> workloads_;  // only when Kueue is served
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<Publisher> publisher_;
   std::atomic<bool> synced_{false};

@@ -67,7 +67,12 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     logging::Warn("controller", "ignoring an NcclJob without usable metadata", {{"key", key}});
     return {};
   }
-  const api::NcclJob& job = *parsed;
+  api::NcclJob& job = *parsed;
+  if (!job.queue_name.empty() && caches_.workloads == nullptr) {
+    logging::Warn("controller", "label kueue.x-k8s.io/queue-name ignored: the API server served no Kueue Workloads when the operator started",
+                  {{"job", key}, {"queue", job.queue_name}});
+    job.queue_name.clear();
+  }
 
   std::vector<policy::ObservedPod> pods;
   for (const kube::ObjectPtr& pod : caches_.pods->store().ByIndex(kPodsByJob, job.namespace_ + "/" + job.name)) {
@@ -87,10 +92,13 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     if (cm.job_uid != job.uid) cm = policy::ObservedConfigMap{};
   }
 
-  policy::Plan plan = policy::Decide(job, pods, cm, api::Clock::now(), TemplateRejection(key, job));
+  policy::Plan plan = policy::Decide(job, pods, cm, api::Clock::now(), TemplateRejection(key, job), ObserveWorkload(job));
 
   if (plan.ensure_children || plan.attempt_started) {
     if (auto s = EnsureChildren(job); !s.ok()) return {s};
+  }
+  if (plan.ensure_workload) {
+    if (auto s = EnsureWorkload(job); !s.ok()) return {s};
   }
   if (plan.write_configmap) {
     if (auto s = WriteConfigMap(job, plan); !s.ok()) return {s};
@@ -116,6 +124,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     // than after an ever longer backoff (CreatePods recorded the event).
     if (s.IsForbidden()) return {kube::Status::Ok(), std::chrono::seconds(10)};
     return {s};
+  }
+  if (plan.finish_workload) {
+    if (auto s = FinishWorkload(job, *plan.finish_workload); !s.ok()) return {s};
   }
   if (plan.delete_job) {
     kube::DeleteOptions options;

@@ -20,11 +20,13 @@
 namespace ncclop::controller {
 
 inline const kube::Resource kNcclJobs{"nccl.dev", "v1alpha1", "nccljobs", true};
+inline const kube::Resource kKueueWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", true};
 
 struct Caches {
   const kube::Informer* jobs;
   const kube::Informer* pods;        // indexed by kPodsByJob
   const kube::Informer* configmaps;  // filtered to the job label
+  const kube::Informer* workloads = nullptr;  // Kueue Workloads (job label); null: Kueue not served
 };
 inline constexpr const char* kPodsByJob = "job";
 
@@ -51,6 +53,10 @@ class Reconciler {
   kube::Status JobStillCurrent(const api::NcclJob& job);
   kube::Status DeletePods(const api::NcclJob& job, const policy::Plan& plan);
   kube::Status CreatePods(const api::NcclJob& job, const policy::Plan& plan);
+  // Kueue (controller/workload.cc).
+  policy::ObservedWorkload ObserveWorkload(const api::NcclJob& job) const;
+  kube::Status EnsureWorkload(const api::NcclJob& job);
+  kube::Status FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish);
 
   std::shared_ptr<kube::Client> client_;
   Caches caches_;

@@ -19,8 +19,8 @@ constexpr const char* kReasonPodDisrupted = "PodDisrupted";
 class Decider {
  public:
   Decider(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& cm, api::Time now,
-          const std::string& pod_template_rejection)
-      : job_(job), pods_(pods), cm_(cm), now_(now), pod_template_rejection_(pod_template_rejection) {
+          const std::string& pod_template_rejection, const ObservedWorkload& workload)
+      : job_(job), pods_(pods), cm_(cm), now_(now), pod_template_rejection_(pod_template_rejection), workload_(workload) {
     plan_.status = job.status;
     plan_.status.observed_generation = job.generation;
   }
@@ -93,6 +93,11 @@ class Decider {
   void Finished() {
     DeletePods(/*include_terminal=*/false);
     UpdateCounts();
+    if (!job_.queue_name.empty() && workload_.exists && !workload_.finished) {
+      const bool ok = st().IsTrue(api::condition::kSucceeded);
+      const api::Condition* end = st().Find(ok ? api::condition::kSucceeded : api::condition::kFailed);
+      plan_.finish_workload = Plan::WorkloadFinish{ok ? "Succeeded" : "Failed", end ? end->message : "the job ended"};
+    }
     api::NcclJob finished = job_;
     finished.status = st();
     TtlDecision ttl = DecideTtl(finished, now_);
@@ -135,6 +140,7 @@ class Decider {
 
   void Active() {
     plan_.ensure_children = true;
+    if (!job_.queue_name.empty() && !Admitted()) return;
     if (st().IsTrue(api::condition::kSuspended)) {
       Set(api::condition::kSuspended, false, "Resumed", "spec.suspend is false");
       Emit("Normal", "Resumed", "the job was resumed");
@@ -153,6 +159,48 @@ class Decider {
       return;
     }
     Converge();
+  }
+
+  // A job in a Kueue queue runs pods only while its Workload is admitted. Waiting, it has no
+  // pods; an attempt that loses its admission (Kueue evicted it) ends as a disruption, and the
+  // next one starts once Kueue admits the job again. True when admitted.
+  bool Admitted() {
+    plan_.ensure_workload = true;
+    const std::string& queue = job_.queue_name;
+    if (workload_.admitted) {
+      if (!st().IsTrue(api::condition::kAdmitted)) {
+        const std::string msg = "admitted in queue " + queue +
+                                (workload_.cluster_queue.empty() ? "" : " by ClusterQueue " + workload_.cluster_queue);
+        Set(api::condition::kAdmitted, true, "Admitted", msg);
+        Emit("Normal", "Admitted", msg);
+      }
+      return true;
+    }
+    const api::Condition* before = st().Find(api::condition::kAdmitted);
+    const bool was_admitted = before != nullptr && before->status == "True";
+    const bool attempt_active = st().attempt > 0 && !st().IsTrue(api::condition::kRestarting) &&
+                                !st().IsTrue(api::condition::kSuspended);
+    if (was_admitted && attempt_active) {
+      st().disruptions += 1;
+      plan_.disrupted = true;
+      const std::string why = workload_.eviction.empty() ? std::string("its admission was withdrawn") : workload_.eviction;
+      Restart(st().attempt, std::chrono::seconds(0), kReasonPodDisrupted,
+              "attempt " + std::to_string(st().attempt) + " was disrupted (Kueue: " + why + "); disruption " +
+                  std::to_string(st().disruptions) + ", not counted in failurePolicy.maxRestarts",
+              "Kueue: " + why);
+    } else {
+      DeletePods(/*include_terminal=*/true);
+      UpdateCounts();
+    }
+    const std::string msg = "waiting for admission in queue " + queue +
+                            (workload_.waiting.empty() ? std::string() : ": " + workload_.waiting);
+    if (before == nullptr || before->status == "True") Emit("Normal", "WaitingForAdmission", msg);
+    Set(api::condition::kAdmitted, false, "WaitingForAdmission", msg);
+    if (!st().IsTrue(api::condition::kRestarting)) {
+      st().state = api::state::kPending;
+      Set(api::condition::kRunning, false, "WaitingForAdmission", msg);
+    }
+    return false;
   }
 
   // Restarting: the failed attempt's pods go away, then the next attempt starts when the
@@ -315,14 +363,15 @@ class Decider {
   const ObservedConfigMap& cm_;
   api::Time now_;
   const std::string& pod_template_rejection_;
+  const ObservedWorkload& workload_;
   Plan plan_;
 };
 
 }  // namespace
 
 Plan Decide(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& configmap,
-            api::Time now, const std::string& pod_template_rejection) {
-  return Decider(job, pods, configmap, now, pod_template_rejection).Run();
+            api::Time now, const std::string& pod_template_rejection, const ObservedWorkload& workload) {
+  return Decider(job, pods, configmap, now, pod_template_rejection, workload).Run();
 }
 
 }  // namespace ncclop::policy

@@ -13,6 +13,7 @@
 
 #include "api/nccl_job.h"
 #include "desired/configmap.h"
+#include "policy/admission.h"
 #include "policy/observed.h"
 
 namespace ncclop::policy {
@@ -34,6 +35,14 @@ struct Plan {
   std::vector<int> create_pods;  // indices, for status.attempt
   std::vector<Event> events;
   bool delete_job = false;
+  // Jobs in a Kueue queue: create the Workload (desired/workload.h) if missing; once the job
+  // has finished, mark it Finished (reason Succeeded or Failed) so Kueue releases the quota.
+  bool ensure_workload = false;
+  struct WorkloadFinish {
+    std::string reason;  // "Succeeded" or "Failed"
+    std::string message;
+  };
+  std::optional<WorkloadFinish> finish_workload;
   std::optional<std::chrono::seconds> requeue_after;
   // Facts for metrics.
   bool attempt_started = false;
@@ -44,7 +53,9 @@ struct Plan {
 
 // pod_template_rejection: the API server's reason when it refused to create a pod of this job's
 // current generation as malformed (400/422): the same template fails every time, so the job fails.
+// workload: the job's Kueue Workload (only read for a job with a queue name).
 Plan Decide(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& configmap,
-            api::Time now, const std::string& pod_template_rejection = {});
+            api::Time now, const std::string& pod_template_rejection = {},
+            const ObservedWorkload& workload = ObservedWorkload{});
 
 }  // namespace ncclop::policy

@@ -8,6 +8,8 @@
 #   kill        one rank's trainer is SIGKILLed mid-run: attempt 2 with new pods and a new id,
 #               then Succeeded; kubectl describe nj explains the restart
 #   failfast    a trainer exits with a failFastExitCodes code: Failed/FailFastExitCode, no attempt 2
+#   kueue       Kueue (tests/kueue) with quota for one job: of two queued 4-pod jobs the second
+#               has no pod while the first runs (and restarts), and starts whole when it ends
 #   evict       one pod is evicted through the Eviction API mid-run: attempt 2 with restarts 0 and
 #               disruptions 1; the Restarting event says it was an eviction
 #   cleanup     deleting the job removes its pods, ConfigMap, Service and RBAC; helm uninstall
@@ -42,7 +44,7 @@ rel=nccl-operator
 # volume directories from the later mounts of that pod.
 mkdir -p "$build/e2e-flow"
 work=$(mktemp -d "$build/e2e-flow/$scenario.XXXXXX")
-node_pid="" bind_pid=""
+node_pid="" bind_pid="" kueue_cq=""
 failures=0
 pass() { echo "ok   $*"; }
 fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
@@ -77,6 +79,11 @@ cleanup() {
   flow_stop_bind_loop
   "$helm" uninstall "$rel" -n "$ns" >/dev/null 2>&1 || true
   flow_stop_node
+  if [ -n "$kueue_cq" ]; then
+    "$kubectl" delete clusterqueue "$kueue_cq" --wait=false >/dev/null 2>&1 || true
+    "$kubectl" delete resourceflavor "$kueue_cq" --wait=false >/dev/null 2>&1 || true
+    "$flow_root/tests/kueue/kueue.sh" down --dir "$CONTROLPLANE_DIR" || true
+  fi
   "$kubectl" delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
   "$kubectl" delete node "$node" >/dev/null 2>&1 || true
   rm -rf "$work"
@@ -86,6 +93,12 @@ trap cleanup EXIT
 flow_start_node "$node" "tnf$index" "10.246.$index.0/24" "$work/state" false "$work/node.log"
 "$kubectl" create namespace "$ns" >/dev/null
 flow_bind_loop "$ns" "$node"
+if [ "$scenario" = kueue ]; then
+  # Before the operator starts: it looks for Kueue's Workloads once, at start.
+  kueue_cq="flow-kueue-$$"
+  "$flow_root/tests/kueue/kueue.sh" up --dir "$CONTROLPLANE_DIR" && pass "Kueue runs with its webhooks" \
+    || { fail "Kueue did not start"; exit 1; }
+fi
 flow_helm_install "$rel" "$ns" --set watchNamespace="$ns" >/dev/null
 flow_wait_operator "$rel" "$ns" >/dev/null && pass "operator installed by helm is available on the node" \
   || { fail "operator not available"; exit 1; }
@@ -230,6 +243,94 @@ kill)
   contains "describe: names the killed pod" "$describe" kill-2
   contains "describe: gives the exit code" "$describe" 137
   no_id_in_logs kill
+  ;;
+kueue)
+  cat <<YAML | "$kubectl" apply -f - >/dev/null
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ResourceFlavor
+metadata: {name: $kueue_cq}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: ClusterQueue
+metadata: {name: $kueue_cq}
+spec:
+  namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $ns}}
+  resourceGroups:
+  - coveredResources: [cpu, memory]
+    flavors:
+    - name: $kueue_cq
+      resources:
+      - {name: cpu, nominalQuota: "5"}
+      - {name: memory, nominalQuota: 4Gi}
+---
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: LocalQueue
+metadata: {name: q, namespace: $ns}
+spec: {clusterQueue: $kueue_cq}
+YAML
+  # 4 pods x (1 cpu trainer + 10m sidecar): one job fits the quota of 5 cpu, two do not.
+  # Trainers get the id, then run until SIGUSR1 (exit 0).
+  queued_job() {
+    cat <<YAML | k apply -f - >/dev/null
+apiVersion: nccl.dev/v1alpha1
+kind: NcclJob
+metadata: {name: $1, labels: {kueue.x-k8s.io/queue-name: q}}
+spec:
+  replicas: 4
+  gpusPerPod: 0
+  initTimeoutSeconds: 60
+  failurePolicy: {maxRestarts: 2, backoffSeconds: 1}
+  template:
+    spec:
+      containers:
+      - name: trainer
+        image: nccl-trainer:0.1.0
+        command: [/bin/sh, -c, 'trap "exit 0" USR1; nccl-allreduce --linger-seconds 0 || exit 1; while :; do sleep 1; done']
+        env: [{name: PATH, value: "$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
+        resources: {requests: {cpu: "1"}}
+YAML
+  }
+  state_of() { "$kubectl" -n "$ns" get nj "$1" -o 'jsonpath={.status.state}/{.status.attempt}'; }
+  pods_of() { k get pods -l "nccl.dev/job-name=$1" -o name | wc -l; }
+  running_pods_of() { k get pods -l "nccl.dev/job-name=$1" --field-selector=status.phase=Running -o name | wc -l; }
+  finish() {  # finish <job>: SIGUSR1 to every trainer of the current attempt
+    local i debug; debug=$(cat "$work/state/debug-addr")
+    for i in 0 1 2 3; do curl -sf -X POST "http://$debug/debug/kill?namespace=$ns&pod=$1-$i&container=trainer&signal=USR1" >/dev/null; done
+  }
+  queued_job first
+  wait_for 60 "first admitted and Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj first -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/1 ]"
+  queued_job second
+  wait_for 30 "second says: waiting for admission in queue q" sh -c \
+    "'$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.conditions[?(@.type==\"Admitted\")].message}' | grep -q 'waiting for admission in queue q'"
+  check "second has no pod while first runs" "$(pods_of second)" 0
+  check "second is Pending" "$(state_of second)" Pending/0
+  contains "describe second: waiting for admission" "$(k describe nj second)" "waiting for admission in queue q"
+  contains "first's Workload is admitted" "$(k get workloads.kueue.x-k8s.io nccljob-first -o 'jsonpath={.status.conditions[?(@.type=="Admitted")].status}')" True
+  # A restart of first keeps its admission: second does not overtake it.
+  for i in 0 1 2 3; do
+    wait_for 60 "first-$i has the id of attempt 1" sh -c "'$kubectl' -n '$ns' logs first-$i -c trainer | grep -q 'attempt 1, .*id obtained'"
+  done
+  debug=$(cat "$work/state/debug-addr")
+  curl -sf -X POST "http://$debug/debug/kill?namespace=$ns&pod=first-1&container=trainer&signal=KILL" >/dev/null \
+    && pass "SIGKILL to first-1's trainer" || fail "debug kill refused"
+  wait_for 60 "first restarted: attempt 2 Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj first -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/2 ]"
+  check "first restarts" "$(nj first '{.status.restarts}')" 1
+  check "second still has no pod after first's restart" "$(pods_of second)" 0
+  for i in 0 1 2 3; do
+    wait_for 60 "first-$i has the id of attempt 2" sh -c "'$kubectl' -n '$ns' logs first-$i -c trainer | grep -q 'attempt 2, .*id obtained'"
+  done
+  finish first
+  wait_for 60 "first Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj first -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 60 "first's Workload is Finished (quota released)" sh -c \
+    "[ \"\$('$kubectl' -n '$ns' get workloads.kueue.x-k8s.io nccljob-first -o 'jsonpath={.status.conditions[?(@.type==\"Finished\")].status}')\" = True ]"
+  wait_for 60 "second admitted: all 4 pods Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/1 ]"
+  check "second runs whole" "$(running_pods_of second)" 4
+  contains "second's events: Admitted" "$(k get events --field-selector involvedObject.name=second -o 'jsonpath={.items[*].reason}')" Admitted
+  for i in 0 1 2 3; do
+    wait_for 60 "second-$i has the id of attempt 1" sh -c "'$kubectl' -n '$ns' logs second-$i -c trainer | grep -q 'attempt 1, .*id obtained'"
+  done
+  finish second
+  wait_for 60 "second Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.state}')\" = Succeeded ]"
   ;;
 evict)
   # As in kill, but pod evict-2 is evicted (a node drain does this): the API server marks it

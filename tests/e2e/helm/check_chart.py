@@ -33,6 +33,8 @@ OPERATOR_RULES = {
     ("rbac.authorization.k8s.io", "rolebindings"): {"get", "list", "watch", "create", "update", "patch", "delete"},
     ("", "events"): {"create", "patch"},
     ("events.k8s.io", "events"): {"create", "patch"},
+    ("kueue.x-k8s.io", "workloads"): {"get", "list", "watch", "create"},  # Kueue admission
+    ("kueue.x-k8s.io", "workloads/status"): {"patch"},  # Finished at the job's end
 }
 # The per-job Role the operator creates; it may only grant what the operator holds.
 JOB_ROLE_RULES = {("", "configmaps"): {"get", "list", "watch"}, ("", "pods"): {"get", "patch"}}

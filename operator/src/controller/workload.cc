@@ -1,0 +1,60 @@
+// The Kueue Workload of a job in a queue (desired/workload.h, policy/admission.h): created
+// once, marked Finished when the job ends so Kueue releases its quota.
+#include "api/names.h"
+#include "api/time.h"
+#include "controller/reconciler.h"
+#include "desired/workload.h"
+#include "logging/log.h"
+
+namespace ncclop::controller {
+
+using Json = nlohmann::json;
+
+policy::ObservedWorkload Reconciler::ObserveWorkload(const api::NcclJob& job) const {
+  if (job.queue_name.empty() || caches_.workloads == nullptr) return {};
+  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, api::WorkloadName(job.name));
+  if (!cached) return {};
+  // One left by a deleted job of the same name is not this job's admission.
+  for (const Json& ref : (*cached)["metadata"].value("ownerReferences", Json::array())) {
+    if (ref.value("uid", "") == job.uid) return policy::ObserveWorkload(*cached);
+  }
+  return {};
+}
+
+kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
+  if (caches_.workloads->store().Get(job.namespace_, api::WorkloadName(job.name))) return kube::Status::Ok();
+  auto created = client_->Create(kKueueWorkloads, job.namespace_, desired::Workload(job, pod_options_));
+  if (created.ok()) {
+    logging::Info("controller", "created the Kueue Workload",
+                  {{"job", job.namespace_ + "/" + job.name}, {"queue", job.queue_name}});
+  }
+  if (created.ok() || created.status().IsAlreadyExists()) return kube::Status::Ok();
+  return created.status();
+}
+
+kube::Status Reconciler::FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish) {
+  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, api::WorkloadName(job.name));
+  if (!cached) return kube::Status::Ok();
+  const Json condition = {{"type", "Finished"},
+                          {"status", "True"},
+                          {"reason", finish.reason},
+                          {"message", finish.message.substr(0, 1024)},
+                          {"lastTransitionTime", api::FormatTime(api::Clock::now())}};
+  const Json status = (*cached).value("status", Json::object());
+  const bool has_conditions = status.contains("conditions") && status["conditions"].is_array();
+  Json patch = Json::array();
+  patch.push_back({{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", (*cached)["metadata"].value("resourceVersion", "")}});
+  if (!status.is_object() || status.empty()) patch.push_back({{"op", "add"}, {"path", "/status"}, {"value", Json::object()}});
+  if (has_conditions) {
+    patch.push_back({{"op", "add"}, {"path", "/status/conditions/-"}, {"value", condition}});
+  } else {
+    patch.push_back({{"op", "add"}, {"path", "/status/conditions"}, {"value", Json::array({condition})}});
+  }
+  kube::PatchOptions options;
+  options.subresource = "status";
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, api::WorkloadName(job.name), kube::PatchType::kJson, patch, options);
+  if (patched.ok() || patched.status().IsNotFound()) return kube::Status::Ok();
+  return patched.status();  // a failed test (the cache was behind) is retried with backoff
+}
+
+}  // namespace ncclop::controller

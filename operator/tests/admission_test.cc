@@ -1,0 +1,163 @@
+// Kueue: a job labelled with a queue runs pods only while its Workload is admitted.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "desired/workload.h"
+#include "policy/admission.h"
+#include "policy/plan.h"
+#include "test_jobs.h"
+
+namespace ncclop::policy {
+namespace {
+
+using namespace std::chrono_literals;
+using Json = nlohmann::json;
+using testing::Pod;
+
+const api::Time kNow = *api::ParseTime("2024-01-01T00:00:00Z");
+
+api::NcclJob QueuedJob() {
+  auto job = testing::Job(4, 2);
+  job.queue_name = "team-a";
+  return job;
+}
+
+ObservedWorkload Admitted() {
+  return ObserveWorkload(Json::parse(R"({"metadata":{"name":"nccljob-demo"},"status":{
+      "admission":{"clusterQueue":"gpus","podSetAssignments":[{"name":"trainers","count":4}]},
+      "conditions":[{"type":"QuotaReserved","status":"True"},{"type":"Admitted","status":"True"}]}})"));
+}
+
+ObservedWorkload Pending() {
+  return ObserveWorkload(Json::parse(R"({"metadata":{"name":"nccljob-demo"},"status":{"conditions":[
+      {"type":"QuotaReserved","status":"False","reason":"Pending",
+       "message":"couldn't assign flavors to pod set trainers: insufficient unused quota for cpu in flavor default"}]}})"));
+}
+
+bool HasEvent(const Plan& p, const std::string& reason) {
+  return std::any_of(p.events.begin(), p.events.end(), [&](const Event& e) { return e.reason == reason; });
+}
+
+TEST(ParseNcclJob, ReadsTheQueueLabel) {
+  Json object = testing::JobJson();
+  object["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", "team-a"}};
+  EXPECT_EQ(api::ParseNcclJob(object)->queue_name, "team-a");
+  EXPECT_EQ(testing::Job().queue_name, "");
+}
+
+TEST(ObserveWorkload, AdmittedPendingEvictedFinished) {
+  EXPECT_FALSE(ObserveWorkload(Json()).exists);
+  ObservedWorkload admitted = Admitted();
+  EXPECT_TRUE(admitted.exists);
+  EXPECT_TRUE(admitted.admitted);
+  EXPECT_EQ(admitted.cluster_queue, "gpus");
+  ObservedWorkload pending = Pending();
+  EXPECT_FALSE(pending.admitted);
+  EXPECT_NE(pending.waiting.find("insufficient unused quota"), std::string::npos);
+  ObservedWorkload evicted = ObserveWorkload(Json::parse(R"({"status":{"conditions":[
+      {"type":"Admitted","status":"True"},{"type":"Evicted","status":"True","reason":"Preempted","message":"by a job of higher priority"}]}})"));
+  EXPECT_FALSE(evicted.admitted) << "an evicted Workload must stop its pods";
+  EXPECT_EQ(evicted.eviction, "Preempted: by a job of higher priority");
+  EXPECT_TRUE(ObserveWorkload(Json::parse(R"({"status":{"conditions":[{"type":"Finished","status":"True"}]}})")).finished);
+}
+
+TEST(Workload, OnePodSetOfAllReplicasShapedLikeThePods) {
+  api::NcclJob job = QueuedJob();
+  Json wl = desired::Workload(job, {});
+  EXPECT_EQ(wl["apiVersion"], "kueue.x-k8s.io/v1beta2");
+  EXPECT_EQ(wl["metadata"]["name"], "nccljob-demo");
+  EXPECT_EQ(wl["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+  EXPECT_EQ(wl["spec"]["queueName"], "team-a");
+  ASSERT_EQ(wl["spec"]["podSets"].size(), 1u);
+  const Json& ps = wl["spec"]["podSets"][0];
+  EXPECT_EQ(ps["count"], 4);
+  EXPECT_EQ(ps["template"]["spec"]["initContainers"][0]["name"], "nccl-sidecar") << "the sidecar's requests count";
+  EXPECT_EQ(ps["template"]["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "2");
+  EXPECT_FALSE(ps["template"]["metadata"]["labels"].contains("nccl.dev/index"));
+}
+
+TEST(Decide, AQueuedJobWaitsForAdmissionWithoutPods) {
+  Plan p = Decide(QueuedJob(), {}, {}, kNow, {}, ObservedWorkload{});
+  EXPECT_TRUE(p.ensure_workload);
+  EXPECT_TRUE(p.create_pods.empty());
+  EXPECT_EQ(p.status.attempt, 0) << "attempt 1 starts when Kueue admits the job";
+  EXPECT_EQ(p.status.state, "Pending");
+  const api::Condition* admitted = p.status.Find("Admitted");
+  ASSERT_NE(admitted, nullptr);
+  EXPECT_EQ(admitted->status, "False");
+  EXPECT_EQ(admitted->reason, "WaitingForAdmission");
+  EXPECT_EQ(admitted->message, "waiting for admission in queue team-a");
+  EXPECT_EQ(p.status.Find("Running")->message, "waiting for admission in queue team-a");
+  EXPECT_TRUE(HasEvent(p, "WaitingForAdmission"));
+
+  auto job = QueuedJob();
+  job.status = p.status;
+  Plan again = Decide(job, {}, {}, kNow + 1s, {}, Pending());
+  EXPECT_FALSE(HasEvent(again, "WaitingForAdmission")) << "said once, not per reconcile";
+  EXPECT_NE(again.status.Find("Admitted")->message.find("insufficient unused quota"), std::string::npos);
+}
+
+TEST(Decide, AdmissionStartsAttemptOneWithAllPods) {
+  auto job = QueuedJob();
+  job.status = Decide(job, {}, {}, kNow, {}, Pending()).status;
+  Plan p = Decide(job, {}, {}, kNow + 5s, {}, Admitted());
+  EXPECT_EQ(p.status.attempt, 1);
+  EXPECT_EQ(p.create_pods, (std::vector<int>{0, 1, 2, 3}));
+  EXPECT_TRUE(p.status.IsTrue("Admitted"));
+  EXPECT_EQ(p.status.Find("Admitted")->message, "admitted in queue team-a by ClusterQueue gpus");
+  EXPECT_TRUE(HasEvent(p, "Admitted"));
+}
+
+TEST(Decide, ARestartKeepsTheAdmission) {
+  auto job = QueuedJob();
+  job.status.attempt = 1;
+  job.status.conditions.push_back({"Admitted", "True", "Admitted", "", "2024-01-01T00:00:00Z", 1});
+  std::vector<ObservedPod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(Pod(i, 1));
+  pods[1] = testing::FailedPod(1, 1, 1);
+  Plan p = Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow, {}, Admitted());
+  EXPECT_EQ(p.status.restarts, 1);
+  EXPECT_FALSE(p.finish_workload) << "the Workload, and its quota, stays with the job across attempts";
+}
+
+TEST(Decide, LosingTheAdmissionEndsTheAttemptAsADisruption) {
+  auto job = QueuedJob();
+  job.status.attempt = 1;
+  job.status.state = "Running";
+  job.status.conditions.push_back({"Admitted", "True", "Admitted", "", "2024-01-01T00:00:00Z", 1});
+  std::vector<ObservedPod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(Pod(i, 1));
+  ObservedWorkload evicted = Admitted();
+  evicted.admitted = false;
+  evicted.eviction = "Preempted: by a job of higher priority";
+  Plan p = Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow, {}, evicted);
+  EXPECT_EQ(p.status.disruptions, 1);
+  EXPECT_EQ(p.status.restarts, 0);
+  EXPECT_EQ(p.delete_pods.size(), 4u);
+  EXPECT_EQ(p.status.Find("Restarting")->reason, "PodDisrupted");
+  EXPECT_EQ(p.status.Find("Admitted")->reason, "WaitingForAdmission");
+  EXPECT_TRUE(p.create_pods.empty());
+}
+
+TEST(Decide, AFinishedJobMarksItsWorkloadFinished) {
+  auto job = QueuedJob();
+  job.status.attempt = 1;
+  job.status.conditions.push_back({"Succeeded", "True", "AllTrainersSucceeded", "every trainer exited 0", "2024-01-01T00:00:00Z", 1});
+  Plan p = Decide(job, {}, {}, kNow, {}, Admitted());
+  ASSERT_TRUE(p.finish_workload);
+  EXPECT_EQ(p.finish_workload->reason, "Succeeded");
+  ObservedWorkload done = Admitted();
+  done.finished = true;
+  EXPECT_FALSE(Decide(job, {}, {}, kNow, {}, done).finish_workload);
+}
+
+TEST(Decide, AJobWithoutAQueueIgnoresKueue) {
+  Plan p = Decide(testing::Job(4, 2), {}, {}, kNow, {}, ObservedWorkload{});
+  EXPECT_FALSE(p.ensure_workload);
+  EXPECT_EQ(p.create_pods.size(), 4u);
+  EXPECT_EQ(p.status.Find("Admitted"), nullptr);
+}
+
+}  // namespace
+}  // namespace ncclop::policy
