@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds kube-apiserver, kube-controller-manager, kubectl, etcd and helm from their Go
+# Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and helm from their Go
 # modules at the versions pinned in versions.env. Output is cached per version under
 # $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run returns at once.
 # Prints the bin directory on its last line.
@@ -9,7 +9,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/versions.env"
 cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
 bin="$cache/bin/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION-helm-$HELM_VERSION"
-want=(kube-apiserver kube-controller-manager kubectl etcd helm)
+want=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd helm)
 
 have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
 if have_all; then echo "$bin"; exit 0; fi
@@ -47,6 +47,7 @@ package tools
 import (
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
 )
 GO
@@ -54,7 +55,7 @@ GO
     go mod tidy -e >/dev/null 2>&1 || true
     go get "k8s.io/kubernetes@$KUBE_VERSION" >/dev/null
     go mod tidy >/dev/null
-    for c in kube-apiserver kube-controller-manager kubectl; do
+    for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
       [ -x "$bin/$c" ] && continue
       log "building $c"
       local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
