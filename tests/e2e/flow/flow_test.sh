@@ -10,6 +10,9 @@
 #   failfast    a trainer exits with a failFastExitCodes code: Failed/FailFastExitCode, no attempt 2
 #   kueue       Kueue (tests/kueue) with quota for one job: of two queued 4-pod jobs the second
 #               has no pod while the first runs (and restarts), and starts whole when it ends
+#   schedule    a real kube-scheduler (its own profile, kept to this test's node) places the job's
+#               pods on a node with room for 4 pods (the operator's is one): of a 4-pod job 3 bind
+#               and 1 is Unschedulable; a 3-pod job fits and succeeds
 #   evict       one pod is evicted through the Eviction API mid-run: attempt 2 with restarts 0 and
 #               disruptions 1; the Restarting event says it was an eviction
 #   cleanup     deleting the job removes its pods, ConfigMap, Service and RBAC; helm uninstall
@@ -44,7 +47,7 @@ rel=nccl-operator
 # volume directories from the later mounts of that pod.
 mkdir -p "$build/e2e-flow"
 work=$(mktemp -d "$build/e2e-flow/$scenario.XXXXXX")
-node_pid="" bind_pid="" kueue_cq=""
+node_pid="" bind_pid="" kueue_cq="" sched_pid=""
 failures=0
 pass() { echo "ok   $*"; }
 fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
@@ -68,6 +71,7 @@ dump() {
   echo "---- events"; k get events --sort-by=.lastTimestamp 2>&1 | tail -30
   echo "---- operator log"; k logs deploy/$rel 2>&1 | tail -40
   echo "---- node log"; tail -40 "$work/node.log"
+  if [ -f "$work/scheduler.log" ]; then echo "---- kube-scheduler log"; tail -20 "$work/scheduler.log"; fi
   local pod
   for pod in $(k get pods -l nccl.dev/job-name -o name 2>/dev/null); do
     echo "---- ${pod#pod/} trainer log"; k logs "$pod" -c trainer --tail 15 2>&1
@@ -77,6 +81,7 @@ cleanup() {
   local rc=$?
   if [ "$failures" -gt 0 ] || [ "$rc" -ne 0 ]; then dump >&2 || true; fi
   flow_stop_bind_loop
+  if [ -n "$sched_pid" ]; then kill "$sched_pid" 2>/dev/null || true; wait "$sched_pid" 2>/dev/null || true; fi
   "$helm" uninstall "$rel" -n "$ns" >/dev/null 2>&1 || true
   flow_stop_node
   if [ -n "$kueue_cq" ]; then
@@ -90,6 +95,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
+# flow.schedule: room for 4 pods on the node (the operator's pod and 3 of the job's).
+if [ "$scenario" = schedule ]; then export FLOW_NODE_FLAGS="--max-pods 4"; fi
 flow_start_node "$node" "tnf$index" "10.246.$index.0/24" "$work/state" false "$work/node.log"
 "$kubectl" create namespace "$ns" >/dev/null
 flow_bind_loop "$ns" "$node"
@@ -331,6 +338,69 @@ YAML
   done
   finish second
   wait_for 60 "second Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  ;;
+schedule)
+  # kube-scheduler from the control plane's pinned module, with a profile of this test's own
+  # name whose NodeAffinity keeps it to this test's node (other tests' nodes share the cluster).
+  sched="flow-$ns"
+  cat > "$work/scheduler.yaml" <<YAML
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection: {kubeconfig: "$KUBECONFIG"}
+leaderElection: {leaderElect: false}
+profiles:
+- schedulerName: $sched
+  pluginConfig:
+  - name: NodeAffinity
+    args:
+      addedAffinity:
+        requiredDuringSchedulingIgnoredDuringExecution:
+          nodeSelectorTerms:
+          - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$node]}]
+YAML
+  "$(dirname "$kubectl")/kube-scheduler" --config "$work/scheduler.yaml" --secure-port 0 >"$work/scheduler.log" 2>&1 &
+  sched_pid=$!
+  sched_job() {  # sched_job <name> <replicas> <seconds the trainers linger after the id>
+    cat <<YAML | k apply -f - >/dev/null
+apiVersion: nccl.dev/v1alpha1
+kind: NcclJob
+metadata: {name: $1}
+spec:
+  replicas: $2
+  gpusPerPod: 0
+  initTimeoutSeconds: 60
+  template:
+    spec:
+      schedulerName: $sched
+      # The test control plane runs no node lifecycle controller, so the node keeps the
+      # not-ready taint the API server gives every new Node.
+      tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoSchedule}]
+      containers:
+      - name: trainer
+        image: nccl-trainer:0.1.0
+        command: [/bin/sh, -c, 'exec nccl-allreduce --linger-seconds $3']
+        env: [{name: PATH, value: "$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
+YAML
+  }
+  bound() { k get pods -l "nccl.dev/job-name=$1" -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true; }
+  bound_is() { [ "$(bound "$1")" = "$2" ]; }
+  unschedulable_said() {
+    k get pods -l "nccl.dev/job-name=$1" -o 'jsonpath={.items[*].status.conditions[?(@.type=="PodScheduled")].message}' | grep -q "$2"
+  }
+  state_is() { [ "$(nj "$1" '{.status.state}')" = "$2" ]; }
+  # big's trainers keep their pods (a finished pod frees its place on the node).
+  sched_job big 4 120
+  wait_for 60 "kube-scheduler binds 3 of big's 4 pods" bound_is big 3
+  wait_for 60 "the 4th is Unschedulable: Too many pods" unschedulable_said big "Too many pods"
+  check "still 3 bound" "$(bound big)" 3
+  check "all bound pods are on this test's node" \
+    "$(k get pods -l nccl.dev/job-name=big -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep . | sort -u)" "$node"
+  check "big is not Running" "$(nj big '{.status.state}')" Pending
+  k delete nj big --wait=true --timeout=60s >/dev/null
+  wait_for 60 "big's pods are gone" bound_is big 0
+  sched_job fits 3 0
+  wait_for 90 "a 3-pod job fits and Succeeds" state_is fits Succeeded
+  check "kube-scheduler bound all 3" "$(bound fits)" 3
   ;;
 evict)
   # As in kill, but pod evict-2 is evicted (a node drain does this): the API server marks it

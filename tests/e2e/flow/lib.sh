@@ -14,7 +14,8 @@ flow_start_node() {
   local node=$1 bridge=$2 cidr=$3 state=$4 schedule=$5 logf=$6 bin
   bin=$("$flow_root/tests/node/build.sh" | tail -1)
   rm -f "$state/ready"   # one left by an earlier run would end the wait before this node registers
-  "$bin" --node-name "$node" --schedule="$schedule" --port 0 --state-dir "$state" \
+  # shellcheck disable=SC2086 # FLOW_NODE_FLAGS: extra testnode flags, word-split on purpose
+  "$bin" --node-name "$node" --schedule="$schedule" --port 0 --state-dir "$state" ${FLOW_NODE_FLAGS:-} \
     --bridge "$bridge" --pod-cidr "$cidr" --cpu 32 --memory 64Gi \
     --ca-cert "$CONTROLPLANE_DIR/pki/ca.crt" --ca-key "$CONTROLPLANE_DIR/pki/ca.key" \
     --image-map "$(flow_image_map)" --kubeconfig "$KUBECONFIG" >"$logf" 2>&1 &
@@ -37,12 +38,13 @@ flow_stop_node() {
 
 # flow_bind_loop <namespace> <node>: the scheduler for one namespace (background; pid in
 # $bind_pid). The tests share one control plane with other tests, so their nodes schedule
-# nothing by themselves; this binds only this namespace's pending pods.
+# nothing by themselves; this binds only this namespace's pending pods that ask for the default
+# scheduler (flow.schedule runs a real kube-scheduler of its own for its job).
 flow_bind_loop() {
   local ns=$1 node=$2
   (
     while true; do
-      for pod in $("$kubectl" -n "$ns" get pods --field-selector spec.nodeName= \
+      for pod in $("$kubectl" -n "$ns" get pods --field-selector spec.nodeName=,spec.schedulerName=default-scheduler \
                      -o jsonpath='{range .items[*]}{.metadata.name}{"\n"}{end}' 2>/dev/null); do
         printf '{"apiVersion":"v1","kind":"Binding","metadata":{"name":"%s"},"target":{"apiVersion":"v1","kind":"Node","name":"%s"}}' \
           "$pod" "$node" | "$kubectl" create --raw "/api/v1/namespaces/$ns/pods/$pod/binding" -f - >/dev/null 2>&1 || true
