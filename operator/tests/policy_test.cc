@@ -56,6 +56,28 @@ TEST(ObservePod, ReadsLabelsExitCodeAndIdAnnotation) {
   EXPECT_EQ(p.unique_id_attempt, 2);
 }
 
+// Found by fuzz/observe_pod (regression input regression-metadata-not-an-object): fields of an
+// unexpected kind made .value() throw, which would end the operator; now they read as absent.
+TEST(ObservePod, FieldsOfTheWrongKindReadAsAbsentInsteadOfThrowing) {
+  for (const char* text : {R"("a pod")", R"({"metadata":"x","status":[]})",
+                           R"({"metadata":{"labels":7,"annotations":[]},"status":{"conditions":{}}})",
+                           R"({"status":{"containerStatuses":[7,{"name":"trainer","state":[]}]}})",
+                           R"({"status":{"initContainerStatuses":[{"name":"init","state":{"terminated":"x"}}]}})"}) {
+    ObservedPod p;
+    EXPECT_NO_THROW(p = ObservePod(Json::parse(text), "trainer")) << text;
+    EXPECT_FALSE(p.failed) << text;
+  }
+  Json pod = Json::parse(R"({"status":{"phase":"Running","containerStatuses":[
+      {"name":"trainer","state":{"terminated":{"exitCode":"3","reason":"Error"}}}]}})");
+  ObservedPod p = ObservePod(pod, "trainer");
+  EXPECT_EQ(p.trainer_exit_code, 0);  // a code that is not a number is no failure code
+  pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] = 3;
+  p = ObservePod(pod, "trainer");
+  EXPECT_TRUE(p.failed);
+  EXPECT_EQ(p.trainer_exit_code, 3);
+  EXPECT_NO_THROW(ObserveConfigMap(Json::parse(R"({"data":"x"})")));
+}
+
 TEST(ObservePod, FailedPhaseWithoutContainerStatusIsAFailure) {
   ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x","labels":{"nccl.dev/index":"x"}},
       "status":{"phase":"Failed","reason":"Evicted","message":"node low on memory"}})"), "trainer");

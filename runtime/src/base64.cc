@@ -53,6 +53,9 @@ std::optional<std::vector<unsigned char>> Base64Decode(std::string_view text) {
       }
       chunk = (chunk << 6) | static_cast<uint32_t>(v);
     }
+    // The bits under the padding must be zero, so each id has exactly one text (a corrupted
+    // value is refused, never read as a different id).
+    if ((pad == 1 && (chunk & 0xff) != 0) || (pad == 2 && (chunk & 0xffff) != 0)) return std::nullopt;
     out.push_back(static_cast<unsigned char>(chunk >> 16));
     if (pad < 2) out.push_back(static_cast<unsigned char>(chunk >> 8));
     if (pad < 1) out.push_back(static_cast<unsigned char>(chunk));

@@ -88,7 +88,7 @@ std::optional<size_t> ParseSize(std::string_view text, int base) {
   while (!text.empty() && (text.back() == ' ' || text.back() == '\r')) text.remove_suffix(1);
   size_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value, base);
-  if (ec != std::errc() || text.empty()) return std::nullopt;
+  if (ec != std::errc() || text.empty() || end != text.data() + text.size()) return std::nullopt;  // "12abc" is no size
   return value;
 }
 
@@ -99,7 +99,7 @@ Result<std::string> DecodeChunked(std::string_view body) {
     if (eol == std::string_view::npos) return Status(Code::kUnavailable, "truncated chunked body");
     std::string_view size_line = body.substr(0, eol);
     size_line = size_line.substr(0, size_line.find(';'));
-    auto size = ParseSize(size_line, 16);
+    auto size = ParseSize(size_line.substr(0, size_line.find(';')), 16);  // after ';': chunk extensions
     if (!size) return Status(Code::kUnavailable, "bad chunk size");
     body.remove_prefix(eol + 2);
     if (*size == 0) return out;
@@ -150,8 +150,11 @@ Result<HttpResponse> ParseHttpResponse(std::string_view raw) {
   if (status_line.substr(0, 5) != "HTTP/" || status_line.size() < 12) {
     return Status(Code::kUnavailable, "not an HTTP response");
   }
-  auto code = ParseSize(status_line.substr(9, 3), 10);
-  if (!code) return Status(Code::kUnavailable, "bad HTTP status line");
+  // Exactly three digits, 100-599 ("HTTP/1.1 4x0" is no status 4).
+  const std::string_view code_text = status_line.substr(9, 3);
+  auto code = code_text.find_first_not_of("0123456789") == std::string_view::npos ? ParseSize(code_text, 10)
+                                                                                  : std::nullopt;
+  if (!code || *code < 100 || *code > 599) return Status(Code::kUnavailable, "bad HTTP status line");
   HttpResponse response;
   response.status = static_cast<int>(*code);
   std::optional<size_t> content_length;
@@ -164,7 +167,10 @@ Result<HttpResponse> ParseHttpResponse(std::string_view raw) {
     if (colon == std::string_view::npos) continue;
     std::string name = Lower(line.substr(0, colon));
     std::string_view value = line.substr(colon + 1);
-    if (name == "content-length") content_length = ParseSize(value, 10);
+    if (name == "content-length") {
+      content_length = ParseSize(value, 10);
+      if (!content_length) return Status(Code::kUnavailable, "bad Content-Length");
+    }
     if (name == "transfer-encoding" && Lower(value).find("chunked") != std::string::npos) chunked = true;
   }
   if (chunked) {

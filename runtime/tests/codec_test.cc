@@ -35,6 +35,20 @@ TEST(Base64, RejectsGarbage) {
   EXPECT_FALSE(Base64Decode("Zg==Zg==").has_value());
 }
 
+// fuzz/base64's property (regression input regression-nonzero-padding-bits): an id's text
+// ending "...fnb=" was read as the id whose text ends "...fnY=".
+TEST(Base64, RefusesNonZeroBitsUnderThePadding) {
+  EXPECT_TRUE(Base64Decode("Zg==").has_value());
+  EXPECT_FALSE(Base64Decode("Zh==").has_value());
+  EXPECT_TRUE(Base64Decode("Zm8=").has_value());
+  EXPECT_FALSE(Base64Decode("Zm9=").has_value());
+  IdBytes id = SomeId();
+  std::string text = IdToBase64(id);
+  ASSERT_EQ(text.back(), '=');
+  text[text.size() - 2] = text[text.size() - 2] == 'A' ? 'B' : static_cast<char>(text[text.size() - 2] + 1);
+  EXPECT_FALSE(IdFromBase64(text).has_value());
+}
+
 TEST(IdCodec, HexAndBase64RoundTrip) {
   IdBytes id = SomeId();
   EXPECT_EQ(IdToHex(id).size(), 256u);
@@ -78,6 +92,18 @@ TEST(FlatJson, ReadsTopLevelFields) {
   EXPECT_FALSE(JsonIntField(body, "missing").has_value());
   EXPECT_FALSE(JsonStringField(body, "attempt").has_value());
   EXPECT_EQ(JsonIntField(R"({ "job" : "a,b:c" , "attempt" : 12 })", "attempt"), 12);
+}
+
+// Found by fuzz/runtime_http (regression input regression-status-not-three-digits): "4\xc90" was
+// read as status 4, and a Content-Length or chunk size with trailing junk as its leading digits.
+TEST(Http, RefusesStatusAndSizesThatAreNotNumbers) {
+  EXPECT_FALSE(ParseHttpResponse("HTTP/1.1 4x0 Gone\r\nContent-Length: 0\r\n\r\n").ok());
+  EXPECT_FALSE(ParseHttpResponse("HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n").ok());
+  EXPECT_FALSE(ParseHttpResponse("HTTP/1.1 200 OK\r\nContent-Length: 5x\r\n\r\nhello").ok());
+  EXPECT_FALSE(ParseHttpResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n3z\r\nabc\r\n0\r\n\r\n").ok());
+  auto r = ParseHttpResponse("HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n");
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->status, 204);
 }
 
 TEST(Http, ParsesUrls) {

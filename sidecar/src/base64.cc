@@ -64,6 +64,9 @@ std::optional<std::string> Base64Decode(std::string_view text) {
       }
       n = (n << 6) | static_cast<uint32_t>(v);
     }
+    // The bits under the padding must be zero: else two texts would decode to one id, and a
+    // corrupted one would be read as a different id instead of being refused.
+    if ((pad == 1 && (n & 0xff) != 0) || (pad == 2 && (n & 0xffff) != 0)) return std::nullopt;
     out += static_cast<char>((n >> 16) & 0xff);
     if (pad < 2) out += static_cast<char>((n >> 8) & 0xff);
     if (pad < 1) out += static_cast<char>(n & 0xff);

@@ -35,5 +35,15 @@ TEST(Base64, RefusesMalformedText) {
   EXPECT_FALSE(Base64Decode("Zm9v\n"));
 }
 
+// fuzz/base64's property (regression input regression-nonzero-padding-bits): "Zh==" and "Zm8="
+// decoded to the same bytes as "Zg==" and "Zm8=", so one id had several texts.
+TEST(Base64, RefusesNonZeroBitsUnderThePadding) {
+  EXPECT_EQ(Base64Decode("Zg=="), std::optional<std::string>("f"));
+  EXPECT_FALSE(Base64Decode("Zh=="));
+  EXPECT_FALSE(Base64Decode("Zv=="));
+  EXPECT_EQ(Base64Decode("Zm8="), std::optional<std::string>("fo"));
+  EXPECT_FALSE(Base64Decode("Zm9="));
+}
+
 }  // namespace
 }  // namespace sidecar

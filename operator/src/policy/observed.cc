@@ -20,6 +20,35 @@ int PositiveInt(const Json& map, std::string_view key, int fallback) {
   return ec == std::errc() && end == s.data() + s.size() && v >= 0 ? v : fallback;
 }
 
+// A field of the expected kind, else an empty one: a pod is read, never trusted to be well-formed
+// (a .value() of the wrong kind throws, which would end the operator).
+const Json& ObjectAt(const Json& obj, const char* key) {
+  static const Json kEmpty = Json::object();
+  if (!obj.is_object()) return kEmpty;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_object() ? *it : kEmpty;
+}
+
+const Json& ArrayAt(const Json& obj, const char* key) {
+  static const Json kEmpty = Json::array();
+  if (!obj.is_object()) return kEmpty;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_array() ? *it : kEmpty;
+}
+
+// state.terminated when the container terminated (any value there counts, as before), else null.
+const Json* Terminated(const Json& container_status) {
+  const Json& state = ObjectAt(container_status, "state");
+  auto it = state.find("terminated");
+  return it != state.end() ? &*it : nullptr;
+}
+
+int ExitCode(const Json& terminated) {
+  if (!terminated.is_object()) return 0;
+  auto it = terminated.find("exitCode");
+  return it != terminated.end() && it->is_number_integer() ? static_cast<int>(it->get<int64_t>()) : 0;
+}
+
 std::string Str(const Json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -46,9 +75,9 @@ std::string MessageTail(const std::string& message, std::size_t max_bytes = 300)
 
 ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
   ObservedPod out;
-  const Json md = pod.value("metadata", Json::object());
-  const Json labels = md.value("labels", Json::object());
-  const Json annotations = md.value("annotations", Json::object());
+  const Json& md = ObjectAt(pod, "metadata");
+  const Json& labels = ObjectAt(md, "labels");
+  const Json& annotations = ObjectAt(md, "annotations");
   out.name = Str(md, "name");
   out.index = PositiveInt(labels, api::kLabelIndex, -1);
   out.attempt = PositiveInt(labels, api::kLabelAttempt, 0);
@@ -58,34 +87,34 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
     out.unique_id_attempt = PositiveInt(annotations, api::kAnnotationUniqueIdAttempt, 0);
   }
 
-  const Json status = pod.value("status", Json::object());
+  const Json& status = ObjectAt(pod, "status");
   out.phase = Str(status, "phase");
-  for (const Json& c : status.value("conditions", Json::array())) {
+  for (const Json& c : ArrayAt(status, "conditions")) {
     if (Str(c, "type") == "Ready") out.ready = Str(c, "status") == "True";
   }
   out.disruption = DisruptionOf(status);
   std::string other_failure;  // the first other container that exited non-zero, for the message
-  for (const Json& cs : status.value("initContainerStatuses", Json::array())) {
+  for (const Json& cs : ArrayAt(status, "initContainerStatuses")) {
     if (Str(cs, "name") == api::kSidecarContainerName) continue;
-    const Json state = cs.value("state", Json::object());
-    if (!state.contains("terminated")) continue;
-    const int code = state["terminated"].value("exitCode", 0);
+    const Json* terminated = Terminated(cs);
+    if (terminated == nullptr) continue;
+    const int code = ExitCode(*terminated);
     if (code != 0 && other_failure.empty()) {
       other_failure = "init container " + Str(cs, "name") + " exited with code " + std::to_string(code);
     }
   }
-  for (const Json& cs : status.value("containerStatuses", Json::array())) {
-    const Json state = cs.value("state", Json::object());
-    if (!state.contains("terminated")) continue;
+  for (const Json& cs : ArrayAt(status, "containerStatuses")) {
+    const Json* terminated = Terminated(cs);
+    if (terminated == nullptr) continue;
     if (Str(cs, "name") != trainer_container) {
-      const int other_code = state["terminated"].value("exitCode", 0);
+      const int other_code = ExitCode(*terminated);
       if (other_code != 0 && other_failure.empty()) {
         other_failure = "container " + Str(cs, "name") + " exited with code " + std::to_string(other_code);
       }
       continue;
     }
-    const Json& t = state["terminated"];
-    int code = t.value("exitCode", 0);
+    const Json& t = *terminated;
+    int code = ExitCode(t);
     out.trainer_exit_code = code;
     if (code == 0) {
       out.trainer_succeeded = true;
@@ -116,7 +145,7 @@ ObservedConfigMap ObserveConfigMap(const Json& configmap) {
   ObservedConfigMap out;
   if (!configmap.is_object()) return out;
   out.exists = true;
-  const Json data = configmap.value("data", Json::object());
+  const Json& data = ObjectAt(configmap, "data");
   out.attempt = PositiveInt(data, api::kDataAttempt, 0);
   out.has_id = data.is_object() && !Str(data, std::string(api::kDataUniqueId).c_str()).empty();
   out.published_at = data.is_object() ? Str(data, std::string(api::kDataPublishedAt).c_str()) : "";
