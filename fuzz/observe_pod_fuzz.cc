@@ -14,7 +14,7 @@ bool Same(const ncclop::policy::ObservedPod& a, const ncclop::policy::ObservedPo
          a.ready == b.ready && a.terminating == b.terminating && a.trainer_succeeded == b.trainer_succeeded &&
          a.failed == b.failed && a.trainer_exit_code == b.trainer_exit_code &&
          a.failure_detail == b.failure_detail && a.unique_id == b.unique_id &&
-         a.unique_id_attempt == b.unique_id_attempt;
+         a.unique_id_attempt == b.unique_id_attempt && a.disruption.has_value() == b.disruption.has_value();
 }
 
 }  // namespace
