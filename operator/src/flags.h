@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "desired/pod.h"
 #include "kube/status.h"
 #include "logging/log.h"
 
@@ -17,7 +18,7 @@ struct Flags {
   std::string leader_election_id = "nccl-operator-leader";
   std::string metrics_bind_address = ":8080";  // "0" disables
   std::string health_probe_bind_address = ":8081";
-  std::string sidecar_image = "nccl-sidecar:0.1.0";
+  desired::PodOptions pod;  // --sidecar-*
   logging::Format log_format = logging::Format::kText;
   logging::Level log_level = logging::Level::kInfo;
   int concurrency = 4;

@@ -93,11 +93,11 @@ int main(int argc, char** argv) {
   }
   auto client = std::make_shared<kube::Client>(*config, kube::ClientOptions{.user_agent = "nccl-operator/0.1"});
   logging::Info("operator", "starting", {{"api", config->server}, {"config", config->source},
-                                         {"sidecarImage", flags->sidecar_image}});
+                                         {"sidecarImage", flags->pod.sidecar_image}});
 
   ncclop::metrics::Metrics metrics;
   ncclop::controller::Controller controller(
-      client, {flags->namespace_, flags->concurrency, {flags->sidecar_image}}, &metrics);
+      client, {flags->namespace_, flags->concurrency, flags->pod}, &metrics);
   std::atomic<bool> leading{!flags->leader_elect};
 
   auto metrics_server = Serve(flags->metrics_bind_address, "metrics",

@@ -4,6 +4,7 @@
 #include "desired/pod.h"
 #include "desired/rbac.h"
 #include "desired/service.h"
+#include "desired/sidecar_ports.h"
 #include "test_jobs.h"
 
 namespace ncclop::desired {
@@ -80,8 +81,40 @@ TEST(Pod, CarriesIdentityLabelsHostnameAndServiceAccount) {
   EXPECT_EQ(pod["spec"]["serviceAccountName"], "demo-nccl");
 }
 
+api::NcclJob JobWithTemplateSpec(const std::string& field, const std::string& value) {
+  Json object = testing::JobJson();
+  object["spec"]["template"]["spec"][field] = value;
+  return *api::ParseNcclJob(object);
+}
+
+TEST(Rbac, TheTemplatesServiceAccountIsKeptAndBound) {
+  auto job = JobWithTemplateSpec("serviceAccountName", "trainer-irsa");
+  EXPECT_FALSE(UsesJobServiceAccount(job));
+  EXPECT_EQ(PodServiceAccountName(job), "trainer-irsa");
+  EXPECT_EQ(RoleBinding(job)["subjects"], Json::array({{{"kind", "ServiceAccount"}, {"name", "trainer-irsa"},
+                                                         {"namespace", "ml"}}}));
+  EXPECT_EQ(RoleBinding(job)["roleRef"]["name"], "demo-nccl");
+  Json pod = Pod(job, 1, 1, {});
+  EXPECT_EQ(pod["spec"]["serviceAccountName"], "trainer-irsa");
+  EXPECT_EQ(pod["spec"]["automountServiceAccountToken"], true);
+}
+
+TEST(Rbac, TheDeprecatedServiceAccountFieldCountsAndAnEmptyNameDoesNot) {
+  auto old_style = JobWithTemplateSpec("serviceAccount", "legacy");
+  EXPECT_EQ(PodServiceAccountName(old_style), "legacy");
+  Json pod = Pod(old_style, 0, 1, {});
+  EXPECT_EQ(pod["spec"]["serviceAccountName"], "legacy");
+  EXPECT_FALSE(pod["spec"].contains("serviceAccount"));
+  auto empty = JobWithTemplateSpec("serviceAccountName", "");
+  EXPECT_TRUE(UsesJobServiceAccount(empty));
+  EXPECT_EQ(PodServiceAccountName(empty), "demo-nccl");
+  EXPECT_TRUE(UsesJobServiceAccount(testing::Job()));
+}
+
 TEST(Pod, InjectsTheSidecarAsANativeSidecar) {
-  Json pod = Pod(testing::Job(), 0, 1, {.sidecar_image = "reg/side:9"});
+  PodOptions options;
+  options.sidecar_image = "reg/side:9";
+  Json pod = Pod(testing::Job(), 0, 1, options);
   const Json& sidecar = pod["spec"]["initContainers"][0];
   EXPECT_EQ(sidecar["name"], "nccl-sidecar");
   EXPECT_EQ(sidecar["image"], "reg/side:9");
@@ -89,7 +122,83 @@ TEST(Pod, InjectsTheSidecarAsANativeSidecar) {
   EXPECT_EQ(sidecar["readinessProbe"]["httpGet"]["path"], "/readyz");
   EXPECT_EQ(sidecar["readinessProbe"]["httpGet"]["port"], 8472);
   EXPECT_EQ(EnvValue(sidecar, "NCCLJOB_INDEX"), "0");
-  EXPECT_FALSE(sidecar["resources"].contains("limits"));
+  EXPECT_EQ(sidecar["resources"], Json::parse(R"({"requests": {"cpu": "10m", "memory": "32Mi", "ephemeral-storage": "16Mi"},
+                                                  "limits": {"cpu": "500m", "memory": "64Mi", "ephemeral-storage": "128Mi"}})"));
+  EXPECT_EQ(sidecar["imagePullPolicy"], "Always");
+}
+
+TEST(Pod, TheSidecarMeetsPodSecurityRestricted) {
+  const Json sc = Pod(testing::Job(), 0, 1, {})["spec"]["initContainers"][0]["securityContext"];
+  EXPECT_EQ(sc["runAsNonRoot"], true);
+  EXPECT_GT(sc["runAsUser"].get<int>(), 0);
+  EXPECT_EQ(sc["allowPrivilegeEscalation"], false);
+  EXPECT_EQ(sc["capabilities"]["drop"], Json::array({"ALL"}));
+  EXPECT_FALSE(sc["capabilities"].contains("add"));
+  EXPECT_EQ(sc["seccompProfile"]["type"], "RuntimeDefault");
+  EXPECT_EQ(sc["readOnlyRootFilesystem"], true);
+}
+
+TEST(Pod, SidecarResourcesAndPullPolicyComeFromTheOptions) {
+  PodOptions options;
+  options.sidecar_image_pull_policy = "IfNotPresent";
+  options.sidecar_resources = {.cpu_request = "20m", .memory_request = "", .ephemeral_storage_request = "",
+                               .cpu_limit = "", .memory_limit = "128Mi", .ephemeral_storage_limit = ""};
+  const Json sidecar = Pod(testing::Job(), 0, 1, options)["spec"]["initContainers"][0];
+  EXPECT_EQ(sidecar["imagePullPolicy"], "IfNotPresent");
+  EXPECT_EQ(sidecar["resources"], Json::parse(R"({"requests": {"cpu": "20m"}, "limits": {"memory": "128Mi"}})"));
+  options.sidecar_resources = {"", "", "", "", "", ""};
+  options.sidecar_image_pull_policy = "";
+  const Json bare = Pod(testing::Job(), 0, 1, options)["spec"]["initContainers"][0];
+  EXPECT_EQ(bare["resources"], Json::object());
+  EXPECT_FALSE(bare.contains("imagePullPolicy")) << "empty: the API server's default for the tag";
+}
+
+api::NcclJob HostNetworkJob(const std::string& uid) {
+  Json object = testing::JobJson();
+  object["metadata"]["uid"] = uid;
+  object["spec"]["template"]["spec"]["hostNetwork"] = true;
+  return *api::ParseNcclJob(object);
+}
+
+void ExpectSidecarOn(const Json& pod, int api_port, int probe_port) {
+  const Json& sidecar = pod["spec"]["initContainers"][0];
+  EXPECT_EQ(sidecar["args"], Json::array({"--listen=127.0.0.1:" + std::to_string(api_port),
+                                          "--probe-listen=0.0.0.0:" + std::to_string(probe_port)}));
+  EXPECT_EQ(sidecar["ports"][0]["containerPort"], api_port);
+  EXPECT_EQ(sidecar["ports"][1]["containerPort"], probe_port);
+  EXPECT_EQ(sidecar["readinessProbe"]["httpGet"]["port"], probe_port);
+  EXPECT_EQ(sidecar["livenessProbe"]["httpGet"]["port"], probe_port);
+  const std::string url = "http://127.0.0.1:" + std::to_string(api_port);
+  for (const Json& c : pod["spec"]["containers"]) EXPECT_EQ(EnvValue(c, "NCCLJOB_SIDECAR_URL"), url);
+  EXPECT_EQ(EnvValue(sidecar, "NCCLJOB_SIDECAR_URL"), url);
+}
+
+TEST(SidecarPorts, DefaultsOffTheHostNetwork) {
+  ExpectSidecarOn(Pod(testing::Job(), 0, 1, {}), 8471, 8472);
+}
+
+TEST(SidecarPorts, HostNetworkJobsGetAPairOfTheirOwnDerivedFromTheUid) {
+  auto a = HostNetworkJob("uid-a"), b = HostNetworkJob("uid-b");
+  SidecarPorts pa = ChooseSidecarPorts(a), pb = ChooseSidecarPorts(b);
+  EXPECT_NE(pa.api, pb.api) << "two jobs on one node must not collide";
+  for (const SidecarPorts& p : {pa, pb}) {
+    EXPECT_GE(p.api, 20000);
+    EXPECT_LE(p.probe, 29999);
+    EXPECT_EQ(p.probe, p.api + 1);
+    EXPECT_EQ(p.api % 2, 0);
+  }
+  EXPECT_EQ(ChooseSidecarPorts(HostNetworkJob("uid-a")).api, pa.api) << "stable: every pod and every restart agree";
+  ExpectSidecarOn(Pod(a, 3, 2, {}), pa.api, pa.probe);
+}
+
+TEST(SidecarPorts, TheSpecFieldWins) {
+  Json object = testing::JobJson();
+  object["spec"]["network"]["sidecarPort"] = 9100;
+  ExpectSidecarOn(Pod(*api::ParseNcclJob(object), 0, 1, {}), 9100, 9101);
+  object["spec"]["template"]["spec"]["hostNetwork"] = true;
+  ExpectSidecarOn(Pod(*api::ParseNcclJob(object), 0, 1, {}), 9100, 9101);
+  object["spec"]["network"]["sidecarPort"] = 65535;
+  EXPECT_FALSE(api::ParseNcclJob(object)->spec_error.empty()) << "the probe port would not fit";
 }
 
 TEST(Pod, GpuLimitGoesToTheTrainerOnly) {

@@ -8,7 +8,10 @@ namespace {
 TEST(Flags, Defaults) {
   auto f = ParseFlags({});
   ASSERT_TRUE(f.ok());
-  EXPECT_EQ(f->sidecar_image, "nccl-sidecar:0.1.0");
+  EXPECT_EQ(f->pod.sidecar_image, "nccl-sidecar:0.1.0");
+  EXPECT_EQ(f->pod.sidecar_image_pull_policy, "Always");
+  EXPECT_EQ(f->pod.sidecar_resources.cpu_limit, "500m");
+  EXPECT_EQ(f->pod.sidecar_resources.memory_limit, "64Mi");
   EXPECT_EQ(f->namespace_, "");
   EXPECT_FALSE(f->leader_elect);
   EXPECT_EQ(f->concurrency, 4);
@@ -29,6 +32,23 @@ TEST(Flags, BothSpellingsAndBooleanForms) {
   EXPECT_FALSE(ParseFlags({"--leader-elect=false"})->leader_elect);
 }
 
+TEST(Flags, SidecarResourcesAndPullPolicy) {
+  auto f = ParseFlags({"--sidecar-cpu-request=0.05", "--sidecar-memory-request", "48Mi", "--sidecar-cpu-limit=",
+                       "--sidecar-memory-limit=1e8", "--sidecar-image-pull-policy=IfNotPresent"});
+  ASSERT_TRUE(f.ok()) << f.status().message();
+  EXPECT_EQ(f->pod.sidecar_resources.cpu_request, "0.05");
+  EXPECT_EQ(f->pod.sidecar_resources.memory_request, "48Mi");
+  EXPECT_EQ(f->pod.sidecar_resources.cpu_limit, "") << "empty leaves the limit unset";
+  EXPECT_EQ(f->pod.sidecar_resources.memory_limit, "1e8");
+  EXPECT_EQ(f->pod.sidecar_image_pull_policy, "IfNotPresent");
+  EXPECT_EQ(ParseFlags({"--sidecar-image-pull-policy="})->pod.sidecar_image_pull_policy, "");
+  EXPECT_EQ(ParseFlags({"--sidecar-ephemeral-storage-limit=1Gi"})->pod.sidecar_resources.ephemeral_storage_limit, "1Gi");
+  EXPECT_NE(ParseFlags({"--sidecar-memory-limit=64MB"}).status().message().find("Kubernetes quantity"),
+            std::string::npos);
+  EXPECT_NE(ParseFlags({"--sidecar-image-pull-policy=always"}).status().message().find("IfNotPresent"),
+            std::string::npos);
+}
+
 TEST(Flags, ErrorsSayWhatIsWrong) {
   EXPECT_NE(ParseFlags({"--concurrency=0"}).status().message().find("1 to 64"), std::string::npos);
   EXPECT_NE(ParseFlags({"--log-format=xml"}).status().message().find("text or json"), std::string::npos);
@@ -39,7 +59,9 @@ TEST(Flags, ErrorsSayWhatIsWrong) {
 TEST(Flags, HelpMentionsEveryFlag) {
   for (const char* flag : {"--kubeconfig", "--namespace", "--leader-elect", "--metrics-bind-address",
                            "--health-probe-bind-address", "--sidecar-image", "--log-format", "--log-level",
-                           "--concurrency"}) {
+                           "--concurrency", "--sidecar-image-pull-policy", "--sidecar-cpu-request",
+                           "--sidecar-memory-request", "--sidecar-cpu-limit", "--sidecar-memory-limit",
+                           "--sidecar-ephemeral-storage-request", "--sidecar-ephemeral-storage-limit"}) {
     EXPECT_NE(HelpText().find(flag), std::string::npos) << flag;
   }
 }

@@ -438,7 +438,7 @@ TEST(Decide, InvalidSpecBecomesAFailedCondition) {
 TEST(Decide, APodTemplateTheApiServerRefusedFailsTheJobAndItsRunningPods) {
   auto job = RunningJob();
   const std::string refusal = "the API server refused pod train-1: Pod \"train-1\" is invalid: spec.volumes: Not found";
-  Plan p = Decide(job, {Pod(0, 1)}, Cm(1), kNow, refusal);
+  Plan p = Decide(job, {Pod(0, 1)}, Cm(1), kNow, TemplateRejected(refusal));
   EXPECT_EQ(p.status.state, "Failed");
   const api::Condition* failed = p.status.Find("Failed");
   ASSERT_NE(failed, nullptr);
@@ -452,6 +452,52 @@ TEST(Decide, APodTemplateTheApiServerRefusedFailsTheJobAndItsRunningPods) {
 
   Plan without = Decide(job, {Pod(0, 1)}, Cm(1), kNow);
   EXPECT_NE(without.status.state, "Failed");
+}
+
+TEST(Decide, PodCreatesForbiddenTooLongFailTheJobWithTheApiServersMessage) {
+  const std::string refusal = "the API server refused pod demo-0: pods \"demo-0\" is forbidden: violates PodSecurity";
+  Plan p = Decide(RunningJob(), {}, Cm(1), kNow, ForbiddenTooLong(refusal, 300));
+  EXPECT_EQ(p.status.state, "Failed");
+  const api::Condition* failed = p.status.Find("Failed");
+  ASSERT_NE(failed, nullptr);
+  EXPECT_EQ(failed->reason, "PodCreateForbidden");
+  EXPECT_NE(failed->message.find("violates PodSecurity"), std::string::npos) << failed->message;
+  EXPECT_NE(failed->message.find("300s"), std::string::npos) << failed->message;
+  EXPECT_TRUE(p.create_pods.empty());
+}
+
+TEST(Decide, ActiveDeadlineFailsTheJobAndItsPodsAndWakesAtTheDeadline) {
+  auto job = RunningJob();  // started 60 s before kNow
+  job.spec.active_deadline_seconds = 100;
+  Plan early = Decide(job, AllPods(1), Cm(1), kNow);
+  EXPECT_NE(early.status.state, "Failed");
+  ASSERT_TRUE(early.requeue_after);
+  EXPECT_EQ(*early.requeue_after, 41s) << "the deadline is 40 s away; looked at again just after it";
+  Plan due = Decide(job, AllPods(1), Cm(1), kNow + 40s);
+  EXPECT_EQ(due.status.state, "Failed");
+  EXPECT_EQ(due.status.Find("Failed")->reason, "DeadlineExceeded");
+  EXPECT_NE(due.status.Find("Failed")->message.find("activeDeadlineSeconds (100s"), std::string::npos);
+  EXPECT_EQ(due.delete_pods.size(), 4u);
+  EXPECT_TRUE(due.create_pods.empty());
+  EXPECT_TRUE(HasEvent(due, "DeadlineExceeded"));
+}
+
+TEST(Decide, ActiveDeadlineCountsBackoffsAndStopsWhileSuspended) {
+  auto restarting = RunningJob(1, 1);
+  restarting.spec.active_deadline_seconds = 30;
+  restarting.status.restart_after = "2024-01-01T00:05:00Z";
+  restarting.status.conditions.push_back({"Restarting", "True", "PodFailed", "", "2024-01-01T00:00:00Z", 1});
+  EXPECT_EQ(Decide(restarting, {}, Cm(1), kNow).status.state, "Failed") << "a backoff does not stop the clock";
+
+  auto suspended = RunningJob();
+  suspended.spec.active_deadline_seconds = 30;
+  suspended.spec.suspend = true;
+  EXPECT_NE(Decide(suspended, {}, Cm(1), kNow).status.state, "Failed");
+  suspended.spec.suspend = false;
+  suspended.status.conditions.push_back({"Suspended", "True", "Suspended", "", "2023-12-31T23:59:00Z", 1});
+  Plan resumed = Decide(suspended, {}, Cm(1), kNow);
+  EXPECT_NE(resumed.status.state, "Failed") << "the clock restarts when the job resumes";
+  EXPECT_EQ(resumed.status.start_time, "2024-01-01T00:00:00Z");
 }
 
 TEST(Decide, TtlDeletesTheFinishedJobWhenDue) {

@@ -21,6 +21,20 @@ TEST(SocketIfname, PicksTheInterfaceHoldingThePodIp) {
   EXPECT_TRUE(c.warnings.empty());
 }
 
+// hostNetwork: the pod IP is the node's, among the node's bridges, CNI and RDMA interfaces.
+TEST(SocketIfname, OnTheHostNetworkPicksTheNodesInterface) {
+  IfnameInputs in;
+  in.interfaces = {{"lo", "127.0.0.1"},       {"docker0", "172.17.0.1"}, {"cni0", "10.244.1.1"},
+                   {"ib0", "192.168.100.7"},   {"bond0", "10.0.3.17"},    {"vethab12", "169.254.1.1"}};
+  in.default_route_interface = "bond0";
+  in.pod_ip = "10.0.3.17";
+  IfnameChoice c = ChooseSocketIfname(in);
+  EXPECT_EQ(c.value, "bond0");
+  EXPECT_EQ(c.source, IfnameSource::kPodIp);
+  in.default_route_interface = "docker0";  // a stray default route does not sway it
+  EXPECT_EQ(ChooseSocketIfname(in).value, "bond0");
+}
+
 TEST(SocketIfname, PodIpOnIpv6) {
   IfnameInputs in = Pod();
   in.interfaces.push_back({"eth1", "fd00::5"});

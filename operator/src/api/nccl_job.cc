@@ -55,6 +55,11 @@ kube::Status ParseFailurePolicy(const Json& fp, FailurePolicy* out) {
     if (auto s = ReadInt32(fp, "maxDisruptions", "failurePolicy.maxDisruptions", 0, 10000, &cap); !s.ok()) return s;
     out->max_disruptions = cap;
   }
+  if (auto s = ReadInt32(fp, "forbiddenRetrySeconds", "failurePolicy.forbiddenRetrySeconds", 0, 86400,
+                         &out->forbidden_retry_seconds);
+      !s.ok()) {
+    return s;
+  }
   if (out->backoff_seconds > out->max_backoff_seconds) {
     return Invalid("failurePolicy.backoffSeconds", "must not exceed failurePolicy.maxBackoffSeconds");
   }
@@ -128,8 +133,22 @@ kube::Result<NcclJobSpec> ParseSpec(const Json& spec) {
     }
     out.ttl_seconds_after_finished = ttl;
   }
+  if (spec.contains("activeDeadlineSeconds") && !spec["activeDeadlineSeconds"].is_null()) {
+    std::int64_t deadline = 0;
+    if (auto s = ReadInt(spec, "activeDeadlineSeconds", "activeDeadlineSeconds", 1,
+                         std::numeric_limits<std::int32_t>::max(), &deadline);
+        !s.ok()) {
+      return s;
+    }
+    out.active_deadline_seconds = deadline;
+  }
   if (auto net = spec.find("network"); net != spec.end() && net->is_object()) {
     out.socket_ifname = StringAt(*net, "socketIfname");
+    if (net->contains("sidecarPort") && !(*net)["sidecarPort"].is_null()) {
+      int port = 0;
+      if (auto s = ReadInt32(*net, "sidecarPort", "network.sidecarPort", 1024, 65534, &port); !s.ok()) return s;
+      out.sidecar_port = port;
+    }
   }
   if (auto fp = spec.find("failurePolicy"); fp != spec.end() && !fp->is_null()) {
     if (auto s = ParseFailurePolicy(*fp, &out.failure_policy); !s.ok()) return s;

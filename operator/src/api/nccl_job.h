@@ -24,6 +24,9 @@ struct FailurePolicy {
   int max_backoff_seconds = 300;
   std::vector<int> fail_fast_exit_codes;
   std::optional<int> max_disruptions;  // unset: disruptions never fail the job
+  // How long pod creates refused as Forbidden (a ResourceQuota, Pod Security, a missing
+  // ServiceAccount) are retried before the job fails (PodCreateForbidden).
+  int forbidden_retry_seconds = 300;
 };
 
 struct NcclJobSpec {
@@ -32,7 +35,10 @@ struct NcclJobSpec {
   int init_timeout_seconds = 300;
   bool suspend = false;
   std::optional<std::int64_t> ttl_seconds_after_finished;
+  // The job fails (DeadlineExceeded) this long after status.startTime; unset: no deadline.
+  std::optional<std::int64_t> active_deadline_seconds;
   std::string socket_ifname;  // "" = let the runtime choose
+  std::optional<int> sidecar_port;  // network.sidecarPort; unset: desired/sidecar_ports.h chooses
   FailurePolicy failure_policy;
   Json pod_template;              // a PodTemplateSpec (metadata + spec)
   std::string trainer_container;  // resolved: the annotated one or the first container

@@ -29,7 +29,9 @@ kube::Status LeftoverBeingDeleted(const std::string& what) {
 
 // Creates a per-job child, or makes sure the one of that name is this job's: one left by a
 // deleted job of the same name is waited for while it is being deleted (backoff), else taken
-// over (its owner is gone, so the garbage collector would take it from under this job).
+// over (its owner is gone, so the garbage collector would take it from under this job). A
+// RoleBinding's subjects are made the desired ones too: a leftover may bind another
+// ServiceAccount.
 kube::Status EnsureChild(kube::Client& client, const kube::Resource& r, const std::string& ns, const Json& object) {
   auto created = client.Create(r, ns, object);
   if (created.ok() || !created.status().IsAlreadyExists()) return created.status();
@@ -38,13 +40,22 @@ kube::Status EnsureChild(kube::Client& client, const kube::Resource& r, const st
   if (!existing.ok()) return existing.status();
   const Json meta = existing->value("metadata", Json::object());
   if (api::BeingDeleted(meta)) return LeftoverBeingDeleted(name);
+  Json patch = Json::object();
   const Json& ours = object["metadata"]["ownerReferences"];
+  bool owned = false;
   for (const Json& ref : meta.value("ownerReferences", Json::array())) {
-    if (ref.value("uid", "") == ours[0].value("uid", "")) return kube::Status::Ok();
+    owned = owned || ref.value("uid", "") == ours[0].value("uid", "");
   }
-  auto patched = client.Patch(r, ns, name, kube::PatchType::kMerge, {{"metadata", {{"ownerReferences", ours}}}});
-  return patched.status();
+  if (!owned) patch["metadata"]["ownerReferences"] = ours;
+  if (object.contains("subjects") && existing->value("subjects", Json()) != object["subjects"]) {
+    patch["subjects"] = object["subjects"];
+  }
+  if (patch.empty()) return kube::Status::Ok();
+  return client.Patch(r, ns, name, kube::PatchType::kMerge, patch).status();
 }
+
+// How often pod creates refused as Forbidden are tried again (REFERENCE.md says 10 s).
+constexpr std::chrono::seconds kForbiddenRetryInterval{10};
 
 // Pod creates in flight per reconcile.
 constexpr std::size_t kCreatePodsInFlight = 16;
@@ -92,7 +103,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     if (cm.job_uid != job.uid) cm = policy::ObservedConfigMap{};
   }
 
-  policy::Plan plan = policy::Decide(job, pods, cm, api::Clock::now(), TemplateRejection(key, job), ObserveWorkload(job));
+  policy::Plan plan = policy::Decide(job, pods, cm, api::Clock::now(), VerdictFor(key, job), ObserveWorkload(job));
 
   if (plan.ensure_children || plan.attempt_started) {
     if (auto s = EnsureChildren(job); !s.ok()) return {s};
@@ -121,8 +132,12 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   if (auto s = DeletePods(job, plan); !s.ok()) return {s};
   if (auto s = CreatePods(job, plan); !s.ok()) {
     // Forbidden (a quota, a policy) may pass at any time: look again at a steady pace rather
-    // than after an ever longer backoff (CreatePods recorded the event).
-    if (s.IsForbidden()) return {kube::Status::Ok(), std::chrono::seconds(10)};
+    // than after an ever longer backoff (CreatePods recorded the event), or at once when it was
+    // refused for too long (the next reconcile fails the job).
+    if (s.IsForbidden()) {
+      const bool gave_up = !VerdictFor(key, job).empty();
+      return {kube::Status::Ok(), gave_up ? std::chrono::seconds(0) : kForbiddenRetryInterval};
+    }
     return {s};
   }
   if (plan.finish_workload) {
@@ -139,7 +154,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   return {kube::Status::Ok(), plan.requeue_after};
 }
 
-std::string Reconciler::TemplateRejection(const std::string& key, const api::NcclJob& job) {
+policy::PodCreateVerdict Reconciler::VerdictFor(const std::string& key, const api::NcclJob& job) {
   std::lock_guard<std::mutex> lock(rejections_mu_);
   auto it = rejections_.find(key);
   if (it == rejections_.end()) return {};
@@ -150,13 +165,22 @@ std::string Reconciler::TemplateRejection(const std::string& key, const api::Ncc
     rejections_.erase(it);
     return {};
   }
-  return r.message;
+  return r.verdict;
+}
+
+std::chrono::seconds Reconciler::ForbiddenFor(const api::NcclJob& job, int attempt) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(rejections_mu_);
+  FirstForbidden& first = forbidden_[job.namespace_ + "/" + job.name];
+  if (first.uid != job.uid || first.attempt != attempt) first = {job.uid, attempt, now};
+  return std::chrono::duration_cast<std::chrono::seconds>(now - first.at);
 }
 
 void Reconciler::Forget(const std::string& key) {
   {
     std::lock_guard<std::mutex> lock(rejections_mu_);
     rejections_.erase(key);
+    forbidden_.erase(key);
   }
   std::lock_guard<std::mutex> lock(ensured_mu_);
   ensured_.erase(key);
@@ -169,7 +193,10 @@ kube::Status Reconciler::EnsureChildren(const api::NcclJob& job) {
     if (auto it = ensured_.find(key); it != ensured_.end() && it->second == job.uid) return kube::Status::Ok();
   }
   const std::string& ns = job.namespace_;
-  if (auto s = EnsureChild(*client_, res::kServiceAccounts, ns, desired::ServiceAccount(job)); !s.ok()) return s;
+  // A template naming its own ServiceAccount keeps it (desired/rbac.h): no per-job one is made.
+  if (desired::UsesJobServiceAccount(job)) {
+    if (auto s = EnsureChild(*client_, res::kServiceAccounts, ns, desired::ServiceAccount(job)); !s.ok()) return s;
+  }
   if (auto s = EnsureChild(*client_, res::kRoles, ns, desired::Role(job)); !s.ok()) return s;
   if (auto s = EnsureChild(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !s.ok()) return s;
   if (auto s = EnsureChild(*client_, res::kServices, ns, desired::HeadlessService(job)); !s.ok()) return s;
@@ -274,15 +301,26 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(create);
     create();
   }  // joins
-  if (refused) {
+  const std::string key = job.namespace_ + "/" + job.name;
+  if (!refused) {
+    std::lock_guard<std::mutex> lock(rejections_mu_);
+    forbidden_.erase(key);  // the pods were let in: a later refusal starts a new clock
+  } else {
     // Malformed (policy/pod_refusal.h): the template is wrong for good: remember it so the
-    // next reconcile fails the job. Anything else (Forbidden by a quota or a policy, a
-    // webhook's answer) may pass: say so and retry.
+    // next reconcile fails the job. Forbidden (a quota, Pod Security, a missing
+    // ServiceAccount) may pass: retried for failurePolicy.forbiddenRetrySeconds, then the job
+    // fails. Anything else (a webhook's answer) may pass: retried.
     const auto& [index, status] = *refused;
     const std::string what = policy::RefusalMessage(api::PodName(job.name, index), status);
+    const int limit = job.spec.failure_policy.forbidden_retry_seconds;
+    const std::chrono::seconds refused_for =
+        status.IsForbidden() ? ForbiddenFor(job, plan.status.attempt) : std::chrono::seconds(0);
     if (policy::IsMalformedPod(status)) {
       std::lock_guard<std::mutex> lock(rejections_mu_);
-      rejections_[job.namespace_ + "/" + job.name] = {job.uid, job.generation, what};
+      rejections_[key] = {job.uid, job.generation, policy::TemplateRejected(what)};
+    } else if (status.IsForbidden() && refused_for.count() >= limit) {
+      std::lock_guard<std::mutex> lock(rejections_mu_);
+      rejections_[key] = {job.uid, job.generation, policy::ForbiddenTooLong(what, static_cast<int>(refused_for.count()))};
     } else {
       events_.Record(job, {"Warning", "PodCreateFailed", what + " (will retry)"});
     }

@@ -69,20 +69,30 @@ class Reconciler {
   std::mutex ensured_mu_;
   std::map<std::string, std::string> ensured_;  // guarded by ensured_mu_
 
-  // The API server's verdict that a pod of a job is malformed (policy/pod_refusal.h), by
-  // namespace/name, for the UID and generation it was made from: the next reconcile hands it
-  // to Decide, which fails the job. It is dropped once the Failed status is in the cache (so a
-  // lost status write cannot lose it), when the job is gone or its spec changed. A restart
-  // forgets it, tries again and learns it again.
+  // The verdict that a job's pods cannot be created (policy/pod_refusal.h: malformed, or
+  // Forbidden for longer than failurePolicy.forbiddenRetrySeconds), by namespace/name, for the
+  // UID and generation it was made from: the next reconcile hands it to Decide, which fails the
+  // job. It is dropped once the Failed status is in the cache (so a lost status write cannot
+  // lose it), when the job is gone or its spec changed. A restart forgets it, tries again and
+  // learns it again.
   struct Rejection {
     std::string uid;
     std::int64_t generation = 0;
-    std::string message;
+    policy::PodCreateVerdict verdict;
   };
-  std::string TemplateRejection(const std::string& key, const api::NcclJob& job);
+  policy::PodCreateVerdict VerdictFor(const std::string& key, const api::NcclJob& job);
+  // A Forbidden create of the job's current attempt: returns how long creates of that attempt
+  // have been refused (0 at the first); a successful round of creates resets it.
+  std::chrono::seconds ForbiddenFor(const api::NcclJob& job, int attempt);
   void Forget(const std::string& key);
   std::mutex rejections_mu_;
   std::map<std::string, Rejection> rejections_;  // guarded by rejections_mu_
+  struct FirstForbidden {
+    std::string uid;
+    int attempt = 0;
+    std::chrono::steady_clock::time_point at;
+  };
+  std::map<std::string, FirstForbidden> forbidden_;  // guarded by rejections_mu_
 };
 
 }  // namespace ncclop::controller

@@ -3,6 +3,8 @@
 #include <set>
 
 #include "api/names.h"
+#include "desired/rbac.h"
+#include "desired/sidecar_ports.h"
 
 namespace ncclop::desired {
 namespace {
@@ -40,24 +42,46 @@ void SetGpuLimit(Json& container, int gpus) {
   }
 }
 
-Json HttpProbe(const char* path, int period_seconds) {
-  return {{"httpGet", {{"path", path}, {"port", api::kSidecarProbePort}}},
+Json HttpProbe(const char* path, int port, int period_seconds) {
+  return {{"httpGet", {{"path", path}, {"port", port}}},
           {"periodSeconds", period_seconds},
           {"failureThreshold", 3}};
 }
 
-Json Sidecar(const std::string& image, const Json& contract_env) {
-  return {{"name", api::kSidecarContainerName},
-          {"image", image},
-          {"command", {"nccl-sidecar"}},
-          {"restartPolicy", "Always"},
-          {"env", contract_env},
-          {"ports",
-           Json::array({{{"name", "id-api"}, {"containerPort", api::kSidecarApiPort}, {"protocol", "TCP"}},
-                        {{"name", "probes"}, {"containerPort", api::kSidecarProbePort}, {"protocol", "TCP"}}})},
-          {"readinessProbe", HttpProbe("/readyz", 2)},
-          {"livenessProbe", HttpProbe("/healthz", 10)},
-          {"resources", {{"requests", {{"cpu", "10m"}, {"memory", "32Mi"}}}}}};
+Json Quantities(const std::string& cpu, const std::string& memory, const std::string& ephemeral_storage) {
+  Json out = Json::object();
+  if (!cpu.empty()) out["cpu"] = cpu;
+  if (!memory.empty()) out["memory"] = memory;
+  if (!ephemeral_storage.empty()) out["ephemeral-storage"] = ephemeral_storage;
+  return out;
+}
+
+Json SidecarResourceJson(const SidecarResources& r) {
+  Json out = Json::object();
+  Json requests = Quantities(r.cpu_request, r.memory_request, r.ephemeral_storage_request);
+  Json limits = Quantities(r.cpu_limit, r.memory_limit, r.ephemeral_storage_limit);
+  if (!requests.empty()) out["requests"] = requests;
+  if (!limits.empty()) out["limits"] = limits;
+  return out;
+}
+
+Json Sidecar(const PodOptions& options, const SidecarPorts& ports, const Json& contract_env) {
+  Json sidecar = {{"name", api::kSidecarContainerName},
+                  {"image", options.sidecar_image},
+                  {"command", {"nccl-sidecar"}},
+                  {"args", Json::array({"--listen=127.0.0.1:" + std::to_string(ports.api),
+                                        "--probe-listen=0.0.0.0:" + std::to_string(ports.probe)})},
+                  {"restartPolicy", "Always"},
+                  {"env", contract_env},
+                  {"ports",
+                   Json::array({{{"name", "id-api"}, {"containerPort", ports.api}, {"protocol", "TCP"}},
+                                {{"name", "probes"}, {"containerPort", ports.probe}, {"protocol", "TCP"}}})},
+                  {"readinessProbe", HttpProbe("/readyz", ports.probe, 2)},
+                  {"livenessProbe", HttpProbe("/healthz", ports.probe, 10)},
+                  {"resources", SidecarResourceJson(options.sidecar_resources)},
+                  {"securityContext", SidecarSecurityContext()}};
+  if (!options.sidecar_image_pull_policy.empty()) sidecar["imagePullPolicy"] = options.sidecar_image_pull_policy;
+  return sidecar;
 }
 
 Json MergedStringMap(const Json& base, const Json& overrides) {
@@ -85,6 +109,18 @@ void AddPaddleEnv(Json& env, const api::NcclJob& job, int index) {
 
 }  // namespace
 
+Json SidecarSecurityContext() {
+  constexpr int kSidecarUser = 65532;  // deploy/docker/sidecar.Dockerfile's USER
+  return {{"runAsNonRoot", true},
+          {"runAsUser", kSidecarUser},
+          {"runAsGroup", kSidecarUser},
+          {"allowPrivilegeEscalation", false},
+          {"privileged", false},
+          {"readOnlyRootFilesystem", true},
+          {"capabilities", {{"drop", {"ALL"}}}},
+          {"seccompProfile", {{"type", "RuntimeDefault"}}}};
+}
+
 Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
   const api::NcclJobSpec& spec = job.spec;
   const std::string master = api::PodName(job.name, 0) + "." + api::ServiceName(job.name) + "." + job.namespace_ + ".svc";
@@ -97,7 +133,7 @@ Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
       Var("NCCLJOB_GPUS_PER_POD", std::to_string(spec.gpus_per_pod)),
       Var("NCCLJOB_WORLD_SIZE", std::to_string(spec.WorldSize())),
       Var("NCCLJOB_ATTEMPT", std::to_string(attempt)),
-      Var("NCCLJOB_SIDECAR_URL", "http://127.0.0.1:" + std::to_string(api::kSidecarApiPort)),
+      Var("NCCLJOB_SIDECAR_URL", "http://127.0.0.1:" + std::to_string(ChooseSidecarPorts(job).api)),
       FieldVar("NCCLJOB_POD_IP", "status.podIP"),
       FieldVar("NCCLJOB_POD_NAME", "metadata.name"),
       Var("NCCLJOB_INIT_TIMEOUT_SECONDS", std::to_string(spec.init_timeout_seconds)),
@@ -139,7 +175,7 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
       SetGpuLimit(c, job.spec.gpus_per_pod);
     }
   }
-  Json init = Json::array({Sidecar(options.sidecar_image, env)});
+  Json init = Json::array({Sidecar(options, ChooseSidecarPorts(job), env)});
   if (spec.contains("initContainers") && spec["initContainers"].is_array()) {
     for (Json c : spec["initContainers"]) {
       InjectEnv(c, env);
@@ -150,7 +186,10 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
   spec["restartPolicy"] = "Never";
   spec["hostname"] = name;
   spec["subdomain"] = api::ServiceName(job.name);
-  spec["serviceAccountName"] = api::ServiceAccountName(job.name);
+  // The user's ServiceAccount stays (workload identity, pull secrets); the job's Role is bound
+  // to it (desired/rbac.h). The sidecar reads the ConfigMap with its token.
+  spec["serviceAccountName"] = PodServiceAccountName(job);
+  spec.erase("serviceAccount");
   spec["automountServiceAccountToken"] = true;
 
   return {{"apiVersion", "v1"}, {"kind", "Pod"}, {"metadata", std::move(metadata)}, {"spec", std::move(spec)}};

@@ -1,6 +1,6 @@
 // Pod <job>-<index> of one attempt: the user's template plus what the contract adds
-// (docs/contracts.md): labels and annotations, hostname/subdomain, the job's
-// ServiceAccount, restartPolicy Never, the env contract in every container, the GPU limit on
+// (docs/contracts.md): labels and annotations, hostname/subdomain, the template's
+// ServiceAccount (or the job's own when it names none), restartPolicy Never, the env contract in every container, the GPU limit on
 // the trainer, and the sidecar as a native sidecar (initContainers[0], restartPolicy Always)
 // so it starts before and outlives the trainer but never keeps the pod from completing.
 #pragma once
@@ -12,9 +12,30 @@
 
 namespace ncclop::desired {
 
+// Requests and limits of the injected sidecar, as Kubernetes quantities; "" leaves one unset.
+// Limits by default, so the pods fit a namespace whose ResourceQuota demands them.
+struct SidecarResources {
+  std::string cpu_request = "10m";
+  std::string memory_request = "32Mi";
+  std::string ephemeral_storage_request = "16Mi";  // its log
+  std::string cpu_limit = "500m";
+  std::string memory_limit = "64Mi";
+  std::string ephemeral_storage_limit = "128Mi";  // above the kubelet's log rotation (5 x 10Mi)
+};
+
 struct PodOptions {
   std::string sidecar_image = "nccl-sidecar:0.1.0";
+  // Always, so every pod start checks the pull credentials (a cached image is not a way
+  // around them) and a re-pushed tag is noticed; "" = the API server's default for the tag
+  // (IfNotPresent for a versioned one: nodes with preloaded images and no registry).
+  std::string sidecar_image_pull_policy = "Always";
+  SidecarResources sidecar_resources;
 };
+
+// The sidecar's securityContext: what Pod Security "restricted" asks (non-root, no privilege
+// escalation, no capabilities, RuntimeDefault seccomp) and a read-only root filesystem. The
+// user and group are the sidecar image's (65532).
+Json SidecarSecurityContext();
 
 Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& options);
 

@@ -3,6 +3,28 @@
 #include "api/names.h"
 
 namespace ncclop::desired {
+namespace {
+
+std::string TemplateServiceAccountName(const api::NcclJob& job) {
+  const Json& tmpl = job.spec.pod_template;
+  if (!tmpl.is_object() || !tmpl.contains("spec") || !tmpl["spec"].is_object()) return "";
+  const Json& spec = tmpl["spec"];
+  for (const char* field : {"serviceAccountName", "serviceAccount"}) {
+    if (spec.contains(field) && spec[field].is_string() && !spec[field].get<std::string>().empty()) {
+      return spec[field].get<std::string>();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+std::string PodServiceAccountName(const api::NcclJob& job) {
+  std::string named = TemplateServiceAccountName(job);
+  return named.empty() ? api::ServiceAccountName(job.name) : named;
+}
+
+bool UsesJobServiceAccount(const api::NcclJob& job) { return TemplateServiceAccountName(job).empty(); }
 
 Json ServiceAccount(const api::NcclJob& job) {
   return {{"apiVersion", "v1"},
@@ -35,7 +57,7 @@ Json RoleBinding(const api::NcclJob& job) {
            {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", api::RoleName(job.name)}}},
           {"subjects",
            Json::array({{{"kind", "ServiceAccount"},
-                         {"name", api::ServiceAccountName(job.name)},
+                         {"name", PodServiceAccountName(job)},
                          {"namespace", job.namespace_}}})}};
 }
 

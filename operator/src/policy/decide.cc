@@ -1,6 +1,7 @@
 // The state machine of one NcclJob. Every branch reads only the job's status and what is
 // observed now, never what happened in an earlier call, so any sequence of crashes and
 // lost events converges (level-triggered).
+#include <optional>
 #include <set>
 
 #include "api/names.h"
@@ -19,8 +20,8 @@ constexpr const char* kReasonPodDisrupted = "PodDisrupted";
 class Decider {
  public:
   Decider(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& cm, api::Time now,
-          const std::string& pod_template_rejection, const ObservedWorkload& workload)
-      : job_(job), pods_(pods), cm_(cm), now_(now), pod_template_rejection_(pod_template_rejection), workload_(workload) {
+          const PodCreateVerdict& pod_create_verdict, const ObservedWorkload& workload)
+      : job_(job), pods_(pods), cm_(cm), now_(now), pod_create_verdict_(pod_create_verdict), workload_(workload) {
     plan_.status = job.status;
     plan_.status.observed_generation = job.generation;
   }
@@ -30,15 +31,18 @@ class Decider {
     if (!job_.spec_error.empty() && !plan_.status.Finished()) {
       Fail("InvalidSpec", job_.spec_error);
     }
-    if (!pod_template_rejection_.empty() && !plan_.status.Finished()) {
-      Fail("PodTemplateRejected", pod_template_rejection_ + "; fix spec.template and create the job again");
+    if (!pod_create_verdict_.empty() && !plan_.status.Finished()) {
+      Fail(pod_create_verdict_.reason, pod_create_verdict_.message);
     }
+    // Suspended, or resuming now: the deadline's clock stands (it restarts on the resume).
+    if (!plan_.status.Finished() && !job_.spec.suspend && !st().IsTrue(api::condition::kSuspended)) CheckDeadline();
     if (plan_.status.Finished()) {
       Finished();
     } else if (job_.spec.suspend) {
       Suspend();
     } else {
       Active();
+      WakeAtDeadline();
     }
     return std::move(plan_);
   }
@@ -54,6 +58,28 @@ class Decider {
   std::string Now() const { return api::FormatTime(now_); }
   static std::string Count(int n, const std::string& noun) {
     return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
+  }
+
+  std::optional<api::Time> Deadline() const {
+    if (!job_.spec.active_deadline_seconds) return std::nullopt;
+    auto started = api::ParseTime(plan_.status.start_time);
+    if (!started) return std::nullopt;
+    return *started + std::chrono::seconds(*job_.spec.active_deadline_seconds);
+  }
+
+  // spec.activeDeadlineSeconds bounds the whole job, every attempt and backoff included.
+  void CheckDeadline() {
+    auto deadline = Deadline();
+    if (!deadline || now_ < *deadline) return;
+    Fail("DeadlineExceeded", "the job was active longer than spec.activeDeadlineSeconds (" +
+                                 std::to_string(*job_.spec.active_deadline_seconds) + "s since " + st().start_time + ")");
+  }
+
+  void WakeAtDeadline() {
+    auto deadline = Deadline();
+    if (!deadline || plan_.status.Finished()) return;
+    auto left = std::chrono::ceil<std::chrono::seconds>(*deadline - now_) + std::chrono::seconds(1);
+    if (!plan_.requeue_after || left < *plan_.requeue_after) plan_.requeue_after = left;
   }
 
   // A finished job waits for no id: the condition says so instead of "waiting for pod 0".
@@ -144,6 +170,7 @@ class Decider {
     if (st().IsTrue(api::condition::kSuspended)) {
       Set(api::condition::kSuspended, false, "Resumed", "spec.suspend is false");
       Emit("Normal", "Resumed", "the job was resumed");
+      st().start_time.clear();  // as for a Job: activeDeadlineSeconds counts from the resume
       StartAttempt(st().attempt + 1, "resumed");
     } else if (st().attempt == 0) {
       if (!job_.misplaced_trainer_annotation.empty()) {
@@ -362,7 +389,7 @@ class Decider {
   const std::vector<ObservedPod>& pods_;
   const ObservedConfigMap& cm_;
   api::Time now_;
-  const std::string& pod_template_rejection_;
+  const PodCreateVerdict& pod_create_verdict_;
   const ObservedWorkload& workload_;
   Plan plan_;
 };
@@ -370,8 +397,8 @@ class Decider {
 }  // namespace
 
 Plan Decide(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& configmap,
-            api::Time now, const std::string& pod_template_rejection, const ObservedWorkload& workload) {
-  return Decider(job, pods, configmap, now, pod_template_rejection, workload).Run();
+            api::Time now, const PodCreateVerdict& pod_create_verdict, const ObservedWorkload& workload) {
+  return Decider(job, pods, configmap, now, pod_create_verdict, workload).Run();
 }
 
 }  // namespace ncclop::policy

@@ -51,11 +51,19 @@ struct Plan {
   std::optional<double> id_publish_latency_seconds;
 };
 
-// pod_template_rejection: the API server's reason when it refused to create a pod of this job's
-// current generation as malformed (400/422): the same template fails every time, so the job fails.
+// The controller's verdict that this job's pods cannot be created (policy/pod_refusal.h): the
+// API server refused one as malformed (PodTemplateRejected), or kept refusing them as Forbidden
+// for longer than failurePolicy.forbiddenRetrySeconds (PodCreateForbidden). Empty: none.
+struct PodCreateVerdict {
+  std::string reason;
+  std::string message;
+  bool empty() const { return reason.empty(); }
+};
+
+// A non-empty pod_create_verdict fails the job with its reason and message.
 // workload: the job's Kueue Workload (only read for a job with a queue name).
 Plan Decide(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& configmap,
-            api::Time now, const std::string& pod_template_rejection = {},
+            api::Time now, const PodCreateVerdict& pod_create_verdict = {},
             const ObservedWorkload& workload = ObservedWorkload{});
 
 }  // namespace ncclop::policy

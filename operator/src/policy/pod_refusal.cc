@@ -22,4 +22,13 @@ std::string RefusalMessage(const std::string& pod, const kube::Status& refusal, 
   return out;
 }
 
+PodCreateVerdict TemplateRejected(const std::string& refusal_message) {
+  return {"PodTemplateRejected", refusal_message + "; fix spec.template and create the job again"};
+}
+
+PodCreateVerdict ForbiddenTooLong(const std::string& refusal_message, int retried_seconds) {
+  return {"PodCreateForbidden", refusal_message + " (refused for " + std::to_string(retried_seconds) +
+                                    "s, failurePolicy.forbiddenRetrySeconds; fix the cause and create the job again)"};
+}
+
 }  // namespace ncclop::policy

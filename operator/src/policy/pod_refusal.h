@@ -7,6 +7,7 @@
 #include <string>
 
 #include "kube/status.h"
+#include "policy/plan.h"
 
 namespace ncclop::policy {
 
@@ -16,5 +17,11 @@ bool IsMalformedPod(const kube::Status& refusal);
 
 // The refusal for status and events, cut to max_bytes (condition messages are bounded).
 std::string RefusalMessage(const std::string& pod, const kube::Status& refusal, std::size_t max_bytes = 4096);
+
+// What fails a job whose pods cannot be created (plan.h's PodCreateVerdict):
+// the API server judged a pod malformed (refusal_message from RefusalMessage) ...
+PodCreateVerdict TemplateRejected(const std::string& refusal_message);
+// ... or kept refusing it as Forbidden for failurePolicy.forbiddenRetrySeconds.
+PodCreateVerdict ForbiddenTooLong(const std::string& refusal_message, int retried_seconds);
 
 }  // namespace ncclop::policy

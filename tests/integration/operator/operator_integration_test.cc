@@ -197,6 +197,54 @@ TEST_F(OperatorTest, CreatesConfigMapServiceRbacAndPodsWithTheContract) {
   }
 }
 
+TEST_F(OperatorTest, TheTemplatesServiceAccountIsKeptAndBoundAndCannotChange) {
+  const std::string sa = "apiVersion: v1\nkind: ServiceAccount\nmetadata:\n  name: trainer\n  annotations:\n"
+                         "    eks.amazonaws.com/role-arn: arn:aws:iam::111122223333:role/trainer\n";
+  ASSERT_EQ(Apply(ns_, sa, "sa.yaml").exit_code, 0);
+  StartOperator();
+  std::string yaml = JobYaml("irsa", 2);
+  yaml.replace(yaml.find("      containers:"), 0, "      serviceAccountName: trainer\n");
+  ASSERT_EQ(Apply(ns_, yaml).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("irsa", 2, 1));
+  for (const Json& pod : Pods(ns_, "irsa")) EXPECT_EQ(pod["spec"]["serviceAccountName"], "trainer");
+  Json binding = GetJson("rolebinding irsa-nccl -n " + ns_);
+  EXPECT_EQ(binding["subjects"], Json::array({{{"kind", "ServiceAccount"}, {"name", "trainer"}, {"namespace", ns_}}}));
+  EXPECT_EQ(RunKubectl("get sa irsa-nccl -n " + ns_).exit_code, 1) << "no per-job ServiceAccount";
+  Json kept = GetJson("sa trainer -n " + ns_);
+  EXPECT_EQ(kept["metadata"]["annotations"]["eks.amazonaws.com/role-arn"], "arn:aws:iam::111122223333:role/trainer");
+  EXPECT_FALSE(kept["metadata"].contains("ownerReferences")) << "the user's ServiceAccount is never adopted";
+
+  auto changed = RunKubectl("patch nj irsa -n " + ns_ +
+                            " --type=merge -p '{\"spec\":{\"template\":{\"spec\":{\"serviceAccountName\":\"other\"}}}}'");
+  EXPECT_NE(changed.exit_code, 0);
+  EXPECT_NE(changed.output.find("serviceAccountName is immutable"), std::string::npos) << changed.output;
+}
+
+TEST_F(OperatorTest, TwoHostNetworkJobsGetSidecarPortsOfTheirOwn) {
+  StartOperator();
+  std::map<std::string, int> api_port;
+  for (const char* job : {"hna", "hnb"}) {
+    std::string yaml = JobYaml(job, 2);
+    yaml.replace(yaml.find("      containers:"), 0, "      hostNetwork: true\n");
+    ASSERT_EQ(Apply(ns_, yaml, std::string(job) + ".yaml").exit_code, 0);
+    ASSERT_TRUE(WaitForPods(job, 2, 1));
+    for (const Json& pod : Pods(ns_, job)) {
+      const Json& sidecar = pod["spec"]["initContainers"][0];
+      const int port = sidecar["ports"][0]["containerPort"];
+      // The API server gives hostNetwork pods hostPort = containerPort: the scheduler keeps
+      // two pods wanting one port off one node, so distinct ports are what lets them share it.
+      EXPECT_EQ(sidecar["ports"][0]["hostPort"], port);
+      EXPECT_EQ(sidecar["readinessProbe"]["httpGet"]["port"], port + 1);
+      std::map<std::string, std::string> env;
+      for (const Json& v : pod["spec"]["containers"][0]["env"]) env[v["name"]] = v.value("value", "");
+      EXPECT_EQ(env["NCCLJOB_SIDECAR_URL"], "http://127.0.0.1:" + std::to_string(port));
+      EXPECT_GE(port, 20000);
+      api_port[job] = port;
+    }
+  }
+  EXPECT_NE(api_port["hna"], api_port["hnb"]);
+}
+
 TEST_F(OperatorTest, PublishesTheRootsIdForTheCurrentAttemptOnly) {
   StartOperator();
   ASSERT_EQ(Apply(ns_, JobYaml("pub", 2)).exit_code, 0);
@@ -303,6 +351,34 @@ TEST_F(OperatorTest, AForbiddenPodCreateIsRetriedAndItsEventCounted) {
 
   ASSERT_EQ(RunKubectl("label namespace " + ns_ + " pod-security.kubernetes.io/enforce-").exit_code, 0);
   EXPECT_TRUE(WaitForPods("psa", 2, 1)) << "the retries go on until the policy allows the pods";
+}
+
+TEST_F(OperatorTest, AForbiddenPodCreateFailsTheJobAfterForbiddenRetrySecondsWithTheApiServersMessage) {
+  ASSERT_EQ(RunKubectl("label namespace " + ns_ + " pod-security.kubernetes.io/enforce=restricted").exit_code, 0);
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("psa", 2, "  failurePolicy:\n    forbiddenRetrySeconds: 5\n")).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "psa").value("state", "") == "Failed"; }, kTimeout))
+      << RunKubectl("get nj psa -n " + ns_ + " -o yaml").output;
+  Json status = Status(ns_, "psa");
+  EXPECT_EQ(ConditionReason(status, "Failed"), "PodCreateForbidden");
+  std::string message;
+  for (const Json& c : status["conditions"]) {
+    if (c.value("type", "") == "Failed") message = c.value("message", "");
+  }
+  EXPECT_NE(message.find("violates PodSecurity \"restricted"), std::string::npos) << message;
+  EXPECT_NE(message.find("forbiddenRetrySeconds"), std::string::npos) << message;
+  auto retried = RunKubectl("get events -n " + ns_ + " --field-selector involvedObject.name=psa,reason=PodCreateFailed -o name");
+  EXPECT_FALSE(retried.output.empty()) << "retried before giving up";
+  EXPECT_TRUE(Pods(ns_, "psa").empty());
+}
+
+TEST_F(OperatorTest, ActiveDeadlineSecondsFailsTheWholeJobAndDeletesItsPods) {
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("late", 2, "  activeDeadlineSeconds: 3\n")).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("late", 2, 1));
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "late").value("state", "") == "Failed"; }, kTimeout));
+  EXPECT_EQ(ConditionReason(Status(ns_, "late"), "Failed"), "DeadlineExceeded");
+  EXPECT_TRUE(WaitFor([&] { return Pods(ns_, "late").empty(); }, kTimeout)) << "its running pods are deleted";
 }
 
 TEST_F(OperatorTest, ExhaustedRestartsFailTheJobWithAReason) {

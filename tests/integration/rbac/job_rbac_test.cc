@@ -1,7 +1,8 @@
 // The RBAC the operator gives each job's pods, judged by the real API server's authorizer: a
 // job's ServiceAccount token reads its own ConfigMap and patches its own root pod, and gets 403
 // for everything else, another job's ConfigMap above all. The objects come from the operator's
-// own builders (desired/rbac.h), so this tests what the operator really creates.
+// own builders (desired/rbac.h, desired/pod.h), so this tests what the operator really creates;
+// that holds for the per-job ServiceAccount and for one the template names (kept on the pods).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/nccl_job.h"
+#include "desired/pod.h"
 #include "desired/rbac.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -22,9 +24,11 @@ namespace {
 using Json = nlohmann::json;
 namespace resources = kube::resources;
 
-ncclop::api::NcclJob JobNamed(const std::string& name, const std::string& ns) {
+ncclop::api::NcclJob JobNamed(const std::string& name, const std::string& ns,
+                              const std::string& service_account = "") {
   Json container = {{"name", "trainer"}, {"image", "t:1"}};
   Json pod_spec = {{"containers", Json::array({container})}};
+  if (!service_account.empty()) pod_spec["serviceAccountName"] = service_account;
   Json spec = {{"replicas", 2}, {"template", {{"spec", pod_spec}}}};
   Json metadata = {{"name", name}, {"namespace", ns}, {"uid", "uid-" + name}};
   Json object = {{"apiVersion", "nccl.dev/v1alpha1"}, {"kind", "NcclJob"}, {"metadata", metadata}, {"spec", spec}};
@@ -70,6 +74,28 @@ class JobRbacTest : public ::testing::Test {
   }
 
   void TearDown() override { admin_->Delete(resources::kNamespaces, "", ns_); }
+
+  // The Role, RoleBinding (and the per-job ServiceAccount when the pods use it) and ConfigMap
+  // of `job`, as the operator's EnsureChildren makes them.
+  void CreateJobObjects(const ncclop::api::NcclJob& job) {
+    if (ncclop::desired::UsesJobServiceAccount(job)) {
+      ASSERT_TRUE(admin_->Create(resources::kServiceAccounts, ns_, WithoutOwner(ncclop::desired::ServiceAccount(job))).ok());
+    }
+    ASSERT_TRUE(admin_->Create(resources::kRoles, ns_, WithoutOwner(ncclop::desired::Role(job))).ok());
+    auto binding = admin_->Create(resources::kRoleBindings, ns_, WithoutOwner(ncclop::desired::RoleBinding(job)));
+    ASSERT_TRUE(binding.ok()) << binding.status().ToString();
+    Json cm = {{"metadata", {{"name", job.name + "-nccl"}}}, {"data", {{"attempt", "1"}}}};
+    ASSERT_TRUE(admin_->Create(resources::kConfigMaps, ns_, cm).ok());
+  }
+
+  // A user's own ServiceAccount carrying a cloud role (IRSA style), made before the job.
+  void CreateUserServiceAccount(const std::string& name) {
+    Json sa = {{"metadata", {{"name", name}, {"annotations", {{kRoleAnnotation, kRoleArn}}}}}};
+    ASSERT_TRUE(admin_->Create(resources::kServiceAccounts, ns_, sa).ok());
+  }
+
+  static constexpr const char* kRoleAnnotation = "eks.amazonaws.com/role-arn";
+  static constexpr const char* kRoleArn = "arn:aws:iam::111122223333:role/trainer";
 
   // A client holding only the ServiceAccount's token (TokenRequest), like a pod's mounted one.
   std::shared_ptr<kube::Client> ClientFor(const std::string& service_account) {
@@ -138,6 +164,53 @@ TEST_F(JobRbacTest, EverythingElseIsForbidden) {
                                {{"metadata", {{"name", "sneaky"}}},
                                 {"spec", {{"containers", Json::array({{{"name", "c"}, {"image", "i"}}})}}}});
   EXPECT_TRUE(create.status().IsForbidden()) << create.status().ToString();
+}
+
+TEST_F(JobRbacTest, TheTemplatesServiceAccountIsKeptOnThePodAndReadsOnlyItsJobsConfigMap) {
+  CreateUserServiceAccount("trainer");
+  auto gamma = JobNamed("gamma", ns_, "trainer");
+  CreateJobObjects(gamma);
+  // The pod exactly as the operator builds it, admitted by the real ServiceAccount admission.
+  auto pod = admin_->Create(resources::kPods, ns_, WithoutOwner(ncclop::desired::Pod(gamma, 0, 1, {})));
+  ASSERT_TRUE(pod.ok()) << pod.status().ToString();
+  EXPECT_EQ((*pod)["spec"]["serviceAccountName"], "trainer");
+  auto no_job_sa = admin_->Get(resources::kServiceAccounts, ns_, "gamma-nccl");
+  EXPECT_TRUE(no_job_sa.status().IsNotFound()) << "no per-job ServiceAccount when the template names one";
+  auto sa = admin_->Get(resources::kServiceAccounts, ns_, "trainer");
+  ASSERT_TRUE(sa.ok()) << sa.status().ToString();
+  EXPECT_EQ((*sa)["metadata"]["annotations"][kRoleAnnotation], kRoleArn);
+
+  auto trainer = ClientFor("trainer");
+  ASSERT_NE(trainer, nullptr);
+  auto own = trainer->Get(resources::kConfigMaps, ns_, "gamma-nccl");
+  EXPECT_TRUE(own.ok()) << own.status().ToString();
+  auto root = trainer->Patch(resources::kPods, ns_, "gamma-0", kube::PatchType::kMerge,
+                             {{"metadata", {{"annotations", {{"nccl.dev/unique-id-attempt", "1"}}}}}});
+  EXPECT_TRUE(root.ok()) << root.status().ToString();
+  for (const char* other : {"alpha-nccl", "beta-nccl"}) {
+    auto got = trainer->Get(resources::kConfigMaps, ns_, other);
+    EXPECT_EQ(got.status().code(), 403) << other << ": " << got.status().ToString();
+  }
+  auto by_alpha = alpha_->Get(resources::kConfigMaps, ns_, "gamma-nccl");
+  EXPECT_EQ(by_alpha.status().code(), 403) << by_alpha.status().ToString();
+}
+
+// What REFERENCE.md says about sharing: jobs whose templates name one ServiceAccount can read
+// each other's ids; a job with a ServiceAccount of its own still cannot.
+TEST_F(JobRbacTest, JobsSharingAServiceAccountShareTheirIdsAndNoOneElse) {
+  CreateUserServiceAccount("team");
+  CreateJobObjects(JobNamed("gamma", ns_, "team"));
+  CreateJobObjects(JobNamed("delta", ns_, "team"));
+  auto team = ClientFor("team");
+  ASSERT_NE(team, nullptr);
+  for (const char* shared : {"gamma-nccl", "delta-nccl"}) {
+    auto got = team->Get(resources::kConfigMaps, ns_, shared);
+    EXPECT_TRUE(got.ok()) << shared << ": " << got.status().ToString();
+    auto by_alpha = alpha_->Get(resources::kConfigMaps, ns_, shared);
+    EXPECT_EQ(by_alpha.status().code(), 403) << shared << ": " << by_alpha.status().ToString();
+  }
+  auto alpha_cm = team->Get(resources::kConfigMaps, ns_, "alpha-nccl");
+  EXPECT_EQ(alpha_cm.status().code(), 403) << alpha_cm.status().ToString();
 }
 
 }  // namespace

@@ -1,0 +1,36 @@
+#include "desired/sidecar_ports.h"
+
+#include <cstdint>
+
+#include "api/names.h"
+
+namespace ncclop::desired {
+namespace {
+
+// FNV-1a: stable across builds and machines (std::hash is neither).
+std::uint32_t Fnv1a(const std::string& s) {
+  std::uint32_t h = 2166136261u;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 16777619u;
+  }
+  return h;
+}
+
+}  // namespace
+
+bool UsesHostNetwork(const api::NcclJob& job) {
+  const api::Json& tmpl = job.spec.pod_template;
+  if (!tmpl.is_object() || !tmpl.contains("spec") || !tmpl["spec"].is_object()) return false;
+  const api::Json& spec = tmpl["spec"];
+  return spec.contains("hostNetwork") && spec["hostNetwork"].is_boolean() && spec["hostNetwork"].get<bool>();
+}
+
+SidecarPorts ChooseSidecarPorts(const api::NcclJob& job) {
+  if (job.spec.sidecar_port) return {*job.spec.sidecar_port, *job.spec.sidecar_port + 1};
+  if (!UsesHostNetwork(job)) return {api::kSidecarApiPort, api::kSidecarProbePort};
+  const int api = kHostNetworkPortBase + 2 * static_cast<int>(Fnv1a(job.uid) % kHostNetworkPortPairs);
+  return {api, api + 1};
+}
+
+}  // namespace ncclop::desired
