@@ -152,7 +152,7 @@ def test_defaults():
     objs = render()
     kinds = sorted(o["kind"] for o in objs)
     check(kinds == sorted(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
-                           "Service", "Deployment", "Lease"] + ROOT_ID_POLICY_KINDS), f"{where}: kinds {kinds}")
+                           "Service", "Deployment", "Lease", "NetworkPolicy"] + ROOT_ID_POLICY_KINDS), f"{where}: kinds {kinds}")
     lease = one(objs, "Lease", where)
     check(lease["metadata"]["name"] == "nccl-operator-leader",
           f"{where}: the chart's Lease must be the one the operator elects on: {lease['metadata']['name']}")
@@ -257,7 +257,7 @@ def test_switches():
 
     objs = render("rbac.create=false", "serviceAccount.create=false", "serviceAccount.name=mine")
     kinds = sorted(o["kind"] for o in objs)
-    check(kinds == sorted(["Deployment", "Lease", "Service"] + ROOT_ID_POLICY_KINDS),
+    check(kinds == sorted(["Deployment", "Lease", "NetworkPolicy", "Service"] + ROOT_ID_POLICY_KINDS),
           f"rbac.create=false, serviceAccount.create=false: kinds {kinds}")
     kinds = sorted(o["kind"] for o in render("rootIdPolicy.enabled=false"))
     check(not set(ROOT_ID_POLICY_KINDS) & set(kinds), f"rootIdPolicy.enabled=false still renders the policy: {kinds}")
@@ -272,6 +272,53 @@ def test_switches():
     done = render("serviceAccount.create=false", expect_ok=False)
     check(done.returncode != 0 and "serviceAccount.name is required" in done.stderr,
           "serviceAccount.create=false without a name must fail with a message")
+
+
+def test_sidecar_values():
+    args = operator_container(one(render(), "Deployment", "sidecar defaults"))["args"]
+    for flag in ("--sidecar-cpu-request=10m", "--sidecar-memory-request=32Mi", "--sidecar-cpu-limit=500m",
+                 "--sidecar-memory-limit=64Mi", "--sidecar-ephemeral-storage-request=16Mi",
+                 "--sidecar-ephemeral-storage-limit=128Mi", "--sidecar-image-pull-policy=Always"):
+        check(flag in args, f"sidecar defaults: flag {flag} missing from {args}")
+    args = operator_container(one(render("sidecarImage.pullPolicy=IfNotPresent", "sidecarResources.limits.cpu=",
+                                         "sidecarResources.requests.memory=48Mi"), "Deployment", "sidecar"))["args"]
+    check(flag_values(args, "sidecar-image-pull-policy") == ["IfNotPresent"], f"sidecarImage.pullPolicy: {args}")
+    check(flag_values(args, "sidecar-cpu-limit") == [""], f"an empty limit leaves it unset: {args}")
+    check(flag_values(args, "sidecar-memory-request") == ["48Mi"], f"sidecarResources.requests.memory: {args}")
+    args = operator_container(one(render("extraArgs={--sidecar-memory-limit=1Gi}"), "Deployment", "x"))["args"]
+    check(flag_values(args, "sidecar-memory-limit") == ["1Gi"], f"extraArgs replaces --sidecar-memory-limit: {args}")
+    for bad in ("sidecarResources.limits.cpu=lots", "sidecarImage.pullPolicy=sometimes", "sidecarResources.limit.cpu=1"):
+        done = render(bad, expect_ok=False)
+        check(done.returncode != 0, f"values.schema.json must reject {bad}")
+
+
+def test_operations_values():
+    objs = render("global.imageRegistry=reg.example", "global.anything.nested=1")
+    check(one(objs, "Deployment", "global") is not None, "a parent chart's global values must be accepted")
+    check(not of_kind(objs, "ServiceMonitor"), "no ServiceMonitor by default")
+    objs = render("metrics.serviceMonitor.enabled=true", "metrics.serviceMonitor.labels.release=prom",
+                  "metrics.serviceMonitor.interval=15s")
+    monitor = one(objs, "ServiceMonitor", "serviceMonitor")
+    service = one(objs, "Service", "serviceMonitor")
+    if monitor and service:
+        check(monitor["apiVersion"] == "monitoring.coreos.com/v1", f"ServiceMonitor apiVersion {monitor['apiVersion']}")
+        check(monitor["metadata"]["labels"].get("release") == "prom", "serviceMonitor.labels")
+        selected = monitor["spec"]["selector"]["matchLabels"]
+        check(all(service["metadata"]["labels"].get(k) == v for k, v in selected.items()),
+              f"the ServiceMonitor selects the metrics Service: {selected}")
+        endpoint = monitor["spec"]["endpoints"][0]
+        check(endpoint["port"] == service["spec"]["ports"][0]["name"] and endpoint["interval"] == "15s",
+              f"ServiceMonitor endpoint {endpoint}")
+    done = render("metrics.serviceMonitor.enabled=true", "metrics.service.enabled=false", expect_ok=False)
+    check(done.returncode != 0 and "metrics.service.enabled=true" in done.stderr,
+          f"a ServiceMonitor without the Service it selects must be refused: {done.stderr.strip()}")
+    policy = one(render(), "NetworkPolicy", "networkPolicy")
+    if policy:
+        ports = sorted(p["port"] for rule in policy["spec"]["ingress"] for p in rule["ports"])
+        check(ports == [8080, 8081], f"the operator's NetworkPolicy opens only metrics and health: {ports}")
+    check(not of_kind(render("networkPolicy.enabled=false"), "NetworkPolicy"), "networkPolicy.enabled=false")
+    notes = (CHART / "templates" / "NOTES.txt").read_text()
+    check("deploy/" not in notes, "NOTES.txt must not name repository paths a packaged chart's user lacks")
 
 
 def test_replicas_need_leader_election():
@@ -349,7 +396,8 @@ def test_crds_shipped():
 
 
 def main():
-    for test in (test_lint, test_defaults, test_one_namespace, test_switches, test_replicas_need_leader_election,
+    for test in (test_lint, test_defaults, test_one_namespace, test_switches, test_sidecar_values, test_operations_values,
+                 test_replicas_need_leader_election,
                  test_extra_args, test_misspelt_values_are_refused, test_kube_version, test_crds_shipped):
         before = len(failures)
         test()

@@ -37,7 +37,10 @@ expect_not() {  # expect_not <description> <command...>: the command must fail
 cleanup() {
   "${helm_env[@]}" "$helm" uninstall "$rel_a" -n "$ns_a" >/dev/null 2>&1 || true
   "${helm_env[@]}" "$helm" uninstall "$rel_b" -n "$ns_b" >/dev/null 2>&1 || true
-  "$kubectl" delete namespace "$ns_a" "$ns_b" "$ns_b_jobs" "$ns_other" --wait=false >/dev/null 2>&1 || true
+  "${helm_env[@]}" "$helm" uninstall "${rel_u:-none}" -n "${ns_u:-none}" >/dev/null 2>&1 || true
+  if [ -n "${crd_u:-}" ]; then "$kubectl" delete crd "$crd_u" --wait=false >/dev/null 2>&1 || true; fi
+  if [ -n "${upgrade_dir:-}" ]; then rm -rf "$upgrade_dir"; fi
+  "$kubectl" delete namespace "$ns_a" "$ns_b" "$ns_b_jobs" "$ns_other" "${ns_u:-helm-u-none}" --wait=false >/dev/null 2>&1 || true
   rm -f /tmp/helm-e2e-$$.out
 }
 trap cleanup EXIT
@@ -70,8 +73,13 @@ crd_existed=no
 # bound to its watched namespace, is checked below (and tests/integration/rbac proves the rule).
 notes=$("${helm_env[@]}" "$helm" install "$rel_a" "$chart" -n "$ns_a" --create-namespace \
   --set rootIdPolicy.enabled=false)
-echo "$notes" | grep -q "kubectl apply -f deploy/examples/ncclJob.yaml" \
-  && pass "helm install A prints NOTES with the next command" || fail "NOTES lack the next command: $notes"
+echo "$notes" | grep -q "kind: NcclJob" \
+  && pass "helm install A prints NOTES with a job to apply" || fail "NOTES lack the example job: $notes"
+echo "$notes" | grep -q "deploy/" && fail "NOTES name a repository path a packaged chart's user lacks: $notes" \
+  || pass "NOTES name no repository path"
+# The job NOTES shows is one the CRD accepts.
+expect "the NOTES job passes the CRD schema (server-side dry run)" sh -c \
+  "printf '%s\n' \"\$1\" | sed -n '/^ *apiVersion: nccl.dev/,/^ *YAML\$/p' | sed '\$d; s/^     //' | '$kubectl' apply --dry-run=server -n '$ns_other' -f -" _ "$notes"
 expect "CRD nccljobs.nccl.dev is established (existed before: $crd_existed)" \
   "$kubectl" wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s
 expect "A: Deployment, ServiceAccount, leader-election Role/RoleBinding, metrics Service" \
@@ -122,6 +130,45 @@ expect "B: the API server took the root-id admission policy, bound to the watche
   test "$("$kubectl" get "validatingadmissionpolicybinding/$rel_b-nccl-operator-$ns_b-root-id" \
     -o jsonpath='{.spec.policyName}/{.spec.matchResources.namespaceSelector.matchLabels.kubernetes\.io/metadata\.name}')" \
     = "$rel_b-nccl-operator-$ns_b-root-id/$ns_b_jobs"
+
+# ---- CRD upgrade: the documented path (charts/nccl-operator/README.md "Upgrade") -------------------
+# On copies of the chart whose CRD has names and a group of its own (no short name), so the
+# shared CRD other tests use is never touched and `kubectl get nj` stays unambiguous: "old"
+# lacks spec.activeDeadlineSeconds, "new" has the chart's schema as it is.
+rel_u="ncclop-u-$suffix"; ns_u="helm-u-$suffix"; group="u$suffix.upgrade.test"
+crd_u="upgradejobs.$group"
+upgrade_dir=$(mktemp -d)
+for version in old new; do
+  cp -r "$chart" "$upgrade_dir/$version"
+  python3 - "$upgrade_dir/$version/crds/nccl.dev_nccljobs.yaml" "$group" "$version" <<'PY'
+import sys, yaml
+path, group, version = sys.argv[1:]
+crd = yaml.safe_load(open(path))
+crd["metadata"]["name"] = "upgradejobs." + group
+crd["spec"]["group"] = group
+crd["spec"]["names"] = {"plural": "upgradejobs", "singular": "upgradejob", "kind": "UpgradeJob", "listKind": "UpgradeJobList"}
+if version == "old":
+    del crd["spec"]["versions"][0]["schema"]["openAPIV3Schema"]["properties"]["spec"]["properties"]["activeDeadlineSeconds"]
+yaml.safe_dump(crd, open(path, "w"), sort_keys=False)
+PY
+done
+served_field() {
+  "$kubectl" get crd "$crd_u" -o jsonpath='{.spec.versions[0].schema.openAPIV3Schema.properties.spec.properties.activeDeadlineSeconds.type}'
+}
+"${helm_env[@]}" "$helm" install "$rel_u" "$upgrade_dir/old" -n "$ns_u" --create-namespace --set rbac.create=false \
+  --set serviceAccount.create=false --set serviceAccount.name=default --set leaderElection.enabled=false \
+  --set rootIdPolicy.enabled=false >/dev/null
+"$kubectl" wait --for=condition=Established "crd/$crd_u" --timeout=60s >/dev/null
+expect "old chart: its CRD lacks activeDeadlineSeconds" test -z "$(served_field)"
+"${helm_env[@]}" "$helm" upgrade "$rel_u" "$upgrade_dir/new" -n "$ns_u" --reuse-values >/dev/null
+expect "helm upgrade alone leaves the old CRD (why the README asks for the step below)" test -z "$(served_field)"
+"${helm_env[@]}" "$helm" show crds "$upgrade_dir/new" | "$kubectl" apply --server-side --force-conflicts -f - >/dev/null
+expect "helm show crds | kubectl apply --server-side --force-conflicts: the new field is served" \
+  test "$(served_field)" = integer
+"${helm_env[@]}" "$helm" uninstall "$rel_u" -n "$ns_u" --wait --timeout 120s >/dev/null
+"$kubectl" delete crd "$crd_u" --wait=false >/dev/null
+"$kubectl" delete namespace "$ns_u" --wait=false >/dev/null
+rm -rf "$upgrade_dir"
 
 # ---- uninstall: only the CRD stays -------------------------------------------------------------
 "${helm_env[@]}" "$helm" uninstall "$rel_a" -n "$ns_a" --wait --timeout 120s >/dev/null
