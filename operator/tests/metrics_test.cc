@@ -1,4 +1,5 @@
 #include "metrics/metrics.h"
+#include "metrics/process.h"
 
 #include <gtest/gtest.h>
 
@@ -33,6 +34,46 @@ TEST(Metrics, RendersCountersGaugesAndHistograms) {
   EXPECT_NE(out.find("ncclop_restarts_total 1\n"), std::string::npos);
   EXPECT_NE(out.find("ncclop_id_publish_latency_seconds_bucket{le=\"2\"} 1\n"), std::string::npos);
   EXPECT_NE(out.find("ncclop_leader 1\n"), std::string::npos);
+}
+
+TEST(Metrics, EveryJobStateIsReportedZeroIncludedAndNoLabelIsEmpty) {
+  std::string out = Metrics().Render({{"Running", 2}, {"", 1}, {"Bogus", 1}}, false);
+  for (const char* state : {"Pending", "Restarting", "Succeeded", "Failed", "Suspended"}) {
+    EXPECT_NE(out.find(std::string("ncclop_jobs{state=\"") + state + "\"} 0\n"), std::string::npos) << state << "\n" << out;
+  }
+  EXPECT_NE(out.find("ncclop_jobs{state=\"Running\"} 2\n"), std::string::npos);
+  EXPECT_NE(out.find("ncclop_jobs{state=\"Unknown\"} 2\n"), std::string::npos) << "no state and an unknown one";
+  EXPECT_EQ(out.find("=\"\""), std::string::npos) << "an empty label value:\n" << out;
+}
+
+TEST(Metrics, BuildInfoAndProcessMetrics) {
+  std::string out = Metrics().Render({}, true);
+  EXPECT_NE(out.find("ncclop_build_info{version=\"0.1.0\"} 1\n"), std::string::npos) << out;
+  for (const char* name : {"process_cpu_seconds_total ", "process_resident_memory_bytes ", "process_open_fds ",
+                           "process_start_time_seconds ", "process_virtual_memory_bytes "}) {
+    EXPECT_NE(out.find(std::string("\n") + name), std::string::npos) << name;
+  }
+}
+
+TEST(ProcessStats, ParsesProcSelfStatWhoseNameHasSpacesAndParentheses) {
+  // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
+  // cutime cstime priority nice threads itrealvalue starttime vsize rss ...
+  const std::string stat =
+      "4242 (a (b) c) S 1 4242 4242 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 7 0 1000 123456789 300 18446744073709551615";
+  ProcessStats s;
+  ASSERT_TRUE(ParseProcStat(stat, 100, 4096, 1700000000, &s));
+  EXPECT_DOUBLE_EQ(s.cpu_seconds, 3.0);
+  EXPECT_DOUBLE_EQ(s.start_time_seconds, 1700000010.0);
+  EXPECT_EQ(s.virtual_bytes, 123456789u);
+  EXPECT_EQ(s.resident_bytes, 300u * 4096u);
+  EXPECT_FALSE(ParseProcStat("garbage", 100, 4096, 0, &s));
+}
+
+TEST(ProcessStats, MaxOpenFilesAndBootTime) {
+  EXPECT_EQ(ParseMaxOpenFiles("Limit Soft Limit Hard Limit Units\nMax open files            1024                 524288               files\n"),
+            1024u);
+  EXPECT_FALSE(ParseMaxOpenFiles("Max open files            unlimited            unlimited            files\n"));
+  EXPECT_DOUBLE_EQ(ParseBootTime("cpu  1 2 3\nbtime 1700000000\nprocesses 5\n"), 1700000000.0);
 }
 
 }  // namespace

@@ -2,6 +2,13 @@
 
 #include <cstdio>
 
+#include "api/nccl_job.h"
+#include "metrics/process.h"
+
+#ifndef NCCLOP_VERSION
+#define NCCLOP_VERSION "unknown"
+#endif
+
 namespace ncclop::metrics {
 namespace {
 
@@ -68,8 +75,8 @@ std::string Metrics::Render(const std::map<std::string, int>& jobs_by_state, boo
           reconcile_errors_.load());
   Header(&out, "ncclop_reconcile_duration_seconds", "histogram", "Time one reconcile took, API calls included.");
   reconcile_duration_.Render("ncclop_reconcile_duration_seconds", &out);
-  Header(&out, "ncclop_jobs", "gauge", "NcclJobs in the cache by status.state (\"\" = not yet seen by the operator).");
-  for (const auto& [state, n] : jobs_by_state) {
+  Header(&out, "ncclop_jobs", "gauge", "NcclJobs in the cache by status.state (Unknown: no state yet, not yet seen by the operator).");
+  for (const auto& [state, n] : JobsByStateLabel(jobs_by_state)) {
     out += "ncclop_jobs{state=\"" + state + "\"} " + std::to_string(n) + "\n";
   }
   Counter(&out, "ncclop_attempts_started_total", "Attempts started (first attempts, restarts and resumes).",
@@ -85,6 +92,19 @@ std::string Metrics::Render(const std::map<std::string, int>& jobs_by_state, boo
   Counter(&out, "ncclop_events_dropped_total", "Kubernetes Events that could not be written.", events_dropped_.load());
   Header(&out, "ncclop_leader", "gauge", "1 while this process holds the leader lease (or runs without election).");
   out += std::string("ncclop_leader ") + (leader ? "1" : "0") + "\n";
+  Header(&out, "ncclop_build_info", "gauge", "Always 1; the labels say which build runs.");
+  out += "ncclop_build_info{version=\"" NCCLOP_VERSION "\"} 1\n";
+  if (auto process = ReadProcessStats()) RenderProcessStats(*process, &out);
+  return out;
+}
+
+std::map<std::string, int> JobsByStateLabel(const std::map<std::string, int>& jobs_by_state) {
+  std::map<std::string, int> out;
+  for (const char* state : {api::state::kPending, api::state::kRunning, api::state::kRestarting, api::state::kSucceeded,
+                            api::state::kFailed, api::state::kSuspended, kUnknownState}) {
+    out[state] = 0;
+  }
+  for (const auto& [state, n] : jobs_by_state) out[out.count(state) && !state.empty() ? state : kUnknownState] += n;
   return out;
 }
 

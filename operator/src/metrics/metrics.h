@@ -28,6 +28,12 @@ class Histogram {
   std::uint64_t count_ = 0;            // guarded by mu_
 };
 
+// ncclop_jobs' label values: every state of status.state, 0 included, so a dashboard's series
+// never vanish; a job without one (not yet seen by the operator) or with a state this build
+// does not know counts as Unknown (Prometheus label values are never empty).
+inline constexpr const char* kUnknownState = "Unknown";
+std::map<std::string, int> JobsByStateLabel(const std::map<std::string, int>& jobs_by_state);
+
 class Metrics {
  public:
   Metrics();

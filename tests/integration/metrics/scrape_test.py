@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""Scrapes a running nccl-operator's /metrics and parses it with the Prometheus project's own
+Python text parser (prometheus_client, pinned, installed into the build dir), then checks what
+operator dashboards rely on: every job state reported (0 included), no empty label values,
+process_* and ncclop_build_info.
+
+Env (set by CTest): NCCLOP_TEST_KUBECONFIG, NCCLOP_TEST_KUBECTL, NCCLOP_OPERATOR_BIN,
+NCCLOP_CRD_FILE, NCCLOP_BUILD_DIR.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+PROMETHEUS_CLIENT = "prometheus-client==0.26.0"
+STATES = {"Pending", "Running", "Restarting", "Succeeded", "Failed", "Suspended", "Unknown"}
+
+failures = []
+
+
+def check(ok, message):
+    print(("ok   " if ok else "FAIL ") + message.splitlines()[0])
+    if not ok:
+        failures.append(message)
+    return ok
+
+
+def import_parser():
+    target = Path(os.environ["NCCLOP_BUILD_DIR"]) / "pydeps" / PROMETHEUS_CLIENT.replace("==", "-")
+    if not (target / "prometheus_client").is_dir():
+        subprocess.run([sys.executable, "-m", "pip", "install", "--quiet", "--disable-pip-version-check",
+                        "--root-user-action=ignore",
+                        "--no-deps", "--target", str(target), PROMETHEUS_CLIENT], check=True)
+    sys.path.insert(0, str(target))
+    from prometheus_client.parser import text_string_to_metric_families
+    return text_string_to_metric_families
+
+
+def kubectl(*args, stdin=None):
+    done = subprocess.run([os.environ["NCCLOP_TEST_KUBECTL"], *args], input=stdin, capture_output=True, text=True)
+    if done.returncode != 0:
+        sys.exit(f"kubectl {' '.join(args)}: {done.stderr}")
+    return done.stdout
+
+
+def wait_for(what, predicate, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.2)
+    sys.exit(f"FAIL {what} (not within {timeout}s)")
+
+
+def metrics_address(log_path):
+    for line in Path(log_path).read_text().splitlines():
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        if "serving metrics" in record.get("msg", ""):
+            return record.get("address")
+    return None
+
+
+def main():
+    os.environ["KUBECONFIG"] = os.environ["NCCLOP_TEST_KUBECONFIG"]
+    parse = import_parser()
+    ns = f"metrics-{os.getpid()}"
+    kubectl("apply", "-f", os.environ["NCCLOP_CRD_FILE"])
+    kubectl("create", "namespace", ns)
+    work = tempfile.mkdtemp(prefix="ncclop-metrics-")
+    log_path = os.path.join(work, "operator.log")
+    with open(log_path, "w") as log:
+        operator = subprocess.Popen(
+            [os.environ["NCCLOP_OPERATOR_BIN"], "--kubeconfig=" + os.environ["NCCLOP_TEST_KUBECONFIG"],
+             "--namespace=" + ns, "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=0",
+             "--log-format=json"], stdout=log, stderr=subprocess.STDOUT)
+    try:
+        address = wait_for("the operator serves /metrics", lambda: metrics_address(log_path))
+        job = ("apiVersion: nccl.dev/v1alpha1\nkind: NcclJob\nmetadata: {name: scraped}\nspec:\n  replicas: 2\n"
+               "  gpusPerPod: 0\n  template:\n    spec:\n      containers: [{name: trainer, image: t:1}]\n")
+        kubectl("apply", "-n", ns, "-f", "-", stdin=job)
+
+        def scrape():
+            with urllib.request.urlopen(f"http://{address}/metrics", timeout=5) as reply:
+                return reply.read().decode()
+
+        text = wait_for("ncclop_jobs counts the job as Pending",
+                        lambda: (lambda t: t if 'ncclop_jobs{state="Pending"} 1' in t else None)(scrape()))
+        families = {f.name: f for f in parse(text)}  # raises on anything the parser cannot read
+        check(True, f"prometheus_client's parser read {len(families)} metric families")
+
+        jobs = {s.labels.get("state"): s.value for s in families["ncclop_jobs"].samples}
+        check(set(jobs) == STATES, f"ncclop_jobs reports every state: {sorted(jobs)}")
+        check(jobs.get("Pending") == 1 and jobs.get("Failed") == 0, f"ncclop_jobs values: {jobs}")
+        empty = [(f.name, s.labels) for f in families.values() for s in f.samples
+                 if any(v == "" for v in s.labels.values())]
+        check(not empty, f"no empty label value: {empty}")
+
+        info = families.get("ncclop_build_info")
+        check(info is not None and any(s.labels.get("version") and s.value == 1 for s in info.samples),
+              "ncclop_build_info{version} 1")
+        for name in ("process_cpu_seconds", "process_resident_memory_bytes", "process_virtual_memory_bytes",
+                     "process_open_fds", "process_max_fds", "process_start_time_seconds"):
+            family = families.get(name)
+            check(family is not None and family.samples and family.samples[0].value > 0, f"{name} > 0")
+    finally:
+        operator.terminate()
+        operator.wait(timeout=30)
+        subprocess.run([os.environ["NCCLOP_TEST_KUBECTL"], "delete", "namespace", ns, "--wait=false"],
+                       capture_output=True)
+    if failures:
+        print(Path(log_path).read_text()[-3000:], file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
