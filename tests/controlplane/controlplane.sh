@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A real local Kubernetes control plane for tests and the demo: etcd, kube-apiserver (TLS,
 # RBAC, service-account token signing) and kube-controller-manager (garbage collection,
-# service accounts, namespaces, Jobs, Deployments/ReplicaSets) on free loopback ports.
+# service accounts, namespaces, Jobs, Deployments/ReplicaSets, ResourceQuotas) on free loopback ports.
 #
 #   controlplane.sh up --dir D          start, wait for /readyz, write D/kubeconfig and D/env
 #   controlplane.sh down --dir D        stop everything started in D (always safe to call)
@@ -174,7 +174,7 @@ ENV
     nohup "$bin/kube-controller-manager" --kubeconfig="$dir/controller-manager.kubeconfig" \
       --authentication-kubeconfig="$dir/controller-manager.kubeconfig" \
       --authorization-kubeconfig="$dir/controller-manager.kubeconfig" \
-      --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller,root-ca-certificate-publisher-controller \
+      --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller,root-ca-certificate-publisher-controller,resourcequota-controller \
       --service-account-private-key-file="$dir/pki/sa.key" --root-ca-file="$dir/pki/ca.crt" \
       --leader-elect=false --secure-port=0 --use-service-account-credentials=true \
       >"$dir/logs/controller-manager.log" 2>&1 &

@@ -453,7 +453,10 @@ kind: ResourceQuota
 metadata: {name: demands-limits}
 spec:
   hard: {requests.cpu: "8", requests.memory: 8Gi, limits.cpu: "16", limits.memory: 16Gi}
----
+YAML
+  # Admission enforces a quota once the quota controller has recorded its status.
+  wait_for 60 "the ResourceQuota is in force" sh -c "[ -n \"\$('$kubectl' -n '$ns' get resourcequota demands-limits -o 'jsonpath={.status.hard.limits\.cpu}')\" ]"
+  cat <<YAML | k apply -f - >/dev/null
 apiVersion: v1
 kind: ServiceAccount
 metadata:
