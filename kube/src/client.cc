@@ -101,6 +101,7 @@ Result<Response> Client::Request(std::string_view method, std::string_view path_
     const bool deadline_binds = has_deadline && left() <= opts.request_timeout;
     if (has_deadline) request.timeout = std::min(left(), opts.request_timeout);
     internal::HttpResult http = impl_->transport().Perform(request);
+    if (opts.on_response) opts.on_response(method, http.transport.ok() ? http.code : 0);
 
     Status status;
     if (!http.transport.ok()) {

@@ -26,9 +26,15 @@ WorkQueue::~WorkQueue() { ShutDown(); }
 
 void WorkQueue::AddLocked(const std::string& key) {
   if (shutting_down_) return;
+  if (options_.on_add) options_.on_add();
   if (!dirty_.insert(key).second) return;    // already waiting: merge
   if (processing_.count(key)) return;        // Done() will queue it again
+  PushLocked(key);
+}
+
+void WorkQueue::PushLocked(const std::string& key) {
   queue_.push_back(key);
+  if (options_.on_wait) ready_since_[key] = Clock::now();
   cv_.notify_one();
 }
 
@@ -98,6 +104,10 @@ std::optional<std::string> WorkQueue::Get() {
       queue_.pop_front();
       processing_.insert(key);
       dirty_.erase(key);
+      if (auto it = ready_since_.find(key); it != ready_since_.end()) {
+        options_.on_wait(std::chrono::duration<double>(Clock::now() - it->second).count());
+        ready_since_.erase(it);
+      }
       return key;
     }
     if (shutting_down_) return std::nullopt;
@@ -112,10 +122,7 @@ std::optional<std::string> WorkQueue::Get() {
 void WorkQueue::Done(const std::string& key) {
   std::lock_guard lock(mu_);
   processing_.erase(key);
-  if (dirty_.count(key)) {
-    queue_.push_back(key);
-    cv_.notify_one();
-  }
+  if (dirty_.count(key)) PushLocked(key);
 }
 
 void WorkQueue::ShutDown() {

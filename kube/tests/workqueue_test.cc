@@ -25,6 +25,25 @@ TEST(WorkQueueTest, DuplicatesAreMerged) {
   EXPECT_EQ(q.Len(), 0u);
 }
 
+TEST(WorkQueueTest, MetricsHooksSeeEveryAddAndEachWait) {
+  int adds = 0;
+  std::vector<double> waits;
+  WorkQueueOptions options;
+  options.on_add = [&] { ++adds; };
+  options.on_wait = [&](double seconds) { waits.push_back(seconds); };
+  WorkQueue q(options);
+  q.Add("ns/a");
+  q.Add("ns/a");  // merged, still an add
+  ASSERT_EQ(q.Get(), "ns/a");
+  q.Add("ns/a");  // while processing: comes back after Done
+  q.Done("ns/a");
+  ASSERT_EQ(q.Get(), "ns/a");
+  q.Done("ns/a");
+  EXPECT_EQ(adds, 3);
+  ASSERT_EQ(waits.size(), 2u) << "one wait per time the key was handed out";
+  for (double w : waits) EXPECT_GE(w, 0.0);
+}
+
 TEST(WorkQueueTest, KeyAddedWhileProcessingComesBackAfterDone) {
   WorkQueue q;
   q.Add("k");

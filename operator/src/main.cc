@@ -91,11 +91,13 @@ int main(int argc, char** argv) {
     logging::Error("operator", "cannot find the Kubernetes API", {{"error", config.status().ToString()}});
     return 1;
   }
-  auto client = std::make_shared<kube::Client>(*config, kube::ClientOptions{.user_agent = "nccl-operator/0.1"});
+  ncclop::metrics::Metrics metrics;
+  kube::ClientOptions client_options{.user_agent = "nccl-operator/0.1"};
+  client_options.on_response = [&metrics](std::string_view method, int code) { metrics.ApiResponse(method, code); };
+  auto client = std::make_shared<kube::Client>(*config, client_options);
   logging::Info("operator", "starting", {{"api", config->server}, {"config", config->source},
                                          {"sidecarImage", flags->pod.sidecar_image}});
 
-  ncclop::metrics::Metrics metrics;
   ncclop::controller::Controller controller(
       client, {flags->namespace_, flags->concurrency, flags->pod}, &metrics);
   std::atomic<bool> leading{!flags->leader_elect};
@@ -103,7 +105,8 @@ int main(int argc, char** argv) {
   auto metrics_server = Serve(flags->metrics_bind_address, "metrics",
                               {{"/metrics", [&] {
                                   return ncclop::http::Reply{200, "text/plain; version=0.0.4; charset=utf-8",
-                                                             metrics.Render(controller.JobsByState(), leading.load())};
+                                                             metrics.Render(controller.JobsByState(), leading.load(),
+                                                                            controller.QueueDepth())};
                                 }}});
   auto health_server = Serve(
       flags->health_probe_bind_address, "health probes",

@@ -55,6 +55,24 @@ TEST(Metrics, BuildInfoAndProcessMetrics) {
   }
 }
 
+TEST(Metrics, WorkQueueAndApiRequests) {
+  Metrics m;
+  m.WorkQueueAdded();
+  m.WorkQueueAdded();
+  m.WorkQueueWaited(0.0005);
+  m.ApiResponse("POST", 201);
+  m.ApiResponse("POST", 201);
+  m.ApiResponse("GET", 429);
+  m.ApiResponse("GET", 0);
+  std::string out = m.Render({}, true, 3);
+  EXPECT_NE(out.find("ncclop_workqueue_depth 3\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("ncclop_workqueue_adds_total 2\n"), std::string::npos);
+  EXPECT_NE(out.find("ncclop_workqueue_queue_duration_seconds_bucket{le=\"0.001\"} 1\n"), std::string::npos);
+  EXPECT_NE(out.find("ncclop_api_requests_total{verb=\"POST\",code=\"201\"} 2\n"), std::string::npos);
+  EXPECT_NE(out.find("ncclop_api_requests_total{verb=\"GET\",code=\"429\"} 1\n"), std::string::npos) << "429s visible";
+  EXPECT_NE(out.find("ncclop_api_requests_total{verb=\"GET\",code=\"error\"} 1\n"), std::string::npos);
+}
+
 TEST(ProcessStats, ParsesProcSelfStatWhoseNameHasSpacesAndParentheses) {
   // pid (comm) state ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime
   // cutime cstime priority nice threads itrealvalue starttime vsize rss ...

@@ -8,6 +8,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -25,6 +26,11 @@ struct WorkQueueOptions {
   std::chrono::milliseconds max_delay{300000};  // cap per key
   double qps = 10.0;                             // overall token bucket for AddRateLimited
   int burst = 100;
+  // Metrics hooks (client-go's workqueue metrics), called with the queue's lock held: keep
+  // them short and never call back into the queue. on_add: every Add (merged or not, delayed
+  // ones when they come due); on_wait: seconds a key sat ready in the queue before a Get.
+  std::function<void()> on_add;
+  std::function<void(double seconds)> on_wait;
 };
 
 // Pure rate-limit arithmetic, clock passed in (unit tested without sleeping).
@@ -67,6 +73,7 @@ class WorkQueue {
 
  private:
   void AddLocked(const std::string& key);
+  void PushLocked(const std::string& key);  // into queue_, ready for Get()
   void PromoteDueLocked(Clock::time_point now);
 
   struct Delayed {
@@ -85,6 +92,7 @@ class WorkQueue {
   std::priority_queue<Delayed, std::vector<Delayed>, std::greater<Delayed>> delayed_;
   std::unordered_map<std::string, Clock::time_point> delayed_when_;  // earliest per key
   std::unordered_map<std::string, int> failures_;
+  std::unordered_map<std::string, Clock::time_point> ready_since_;  // keys in queue_
   TokenBucket bucket_;
   std::uint64_t seq_ = 0;
   bool shutting_down_ = false;

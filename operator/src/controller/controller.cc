@@ -25,10 +25,19 @@ bool ServesKueueWorkloads(kube::Client& client, const std::string& ns) {
   return false;
 }
 
+// The reconcile queue reports adds and waits (ncclop_workqueue_*).
+kube::WorkQueueOptions MeasuredQueue(metrics::Metrics* metrics) {
+  kube::WorkQueueOptions options;
+  if (metrics == nullptr) return options;
+  options.on_add = [metrics] { metrics->WorkQueueAdded(); };
+  options.on_wait = [metrics](double seconds) { metrics->WorkQueueWaited(seconds); };
+  return options;
+}
+
 }  // namespace
 
 Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions options, metrics::Metrics* metrics)
-    : options_(std::move(options)), metrics_(metrics) {
+    : options_(std::move(options)), metrics_(metrics), queue_(MeasuredQueue(metrics)) {
   kube::InformerOptions job_opts;
   job_opts.namespace_ = options_.namespace_;
   job_opts.name = "nccljobs";
@@ -178,6 +187,8 @@ void Controller::Stop() {
   configmaps_->Stop();
   if (workloads_) workloads_->Stop();
 }
+
+std::size_t Controller::QueueDepth() const { return queue_.Len(); }
 
 std::map<std::string, int> Controller::JobsByState() const {
   std::map<std::string, int> out;

@@ -34,6 +34,8 @@ class Controller {
   bool Synced() const { return synced_.load(); }
   // Jobs in the cache by status.state, for the ncclop_jobs gauge.
   std::map<std::string, int> JobsByState() const;
+  // Jobs waiting in the reconcile queue, for ncclop_workqueue_depth.
+  std::size_t QueueDepth() const;
 
  private:
   void EnqueueJob(const kube::ObjectPtr& object);

@@ -55,7 +55,13 @@ void Histogram::Render(const std::string& name, std::string* out) const {
 
 Metrics::Metrics()
     : reconcile_duration_({0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}),
-      id_publish_latency_({0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600}) {}
+      id_publish_latency_({0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600}),
+      workqueue_wait_({0.0001, 0.001, 0.01, 0.1, 1, 10, 60}) {}
+
+void Metrics::ApiResponse(std::string_view method, int code) {
+  std::lock_guard<std::mutex> lock(api_mu_);
+  ++api_responses_[{std::string(method), code > 0 ? std::to_string(code) : std::string("error")}];
+}
 
 void Metrics::ReconcileDone(double seconds, bool ok) {
   reconciles_.fetch_add(1, std::memory_order_relaxed);
@@ -68,7 +74,8 @@ void Metrics::IdPublished(double latency_seconds) {
   id_publish_latency_.Observe(latency_seconds);
 }
 
-std::string Metrics::Render(const std::map<std::string, int>& jobs_by_state, bool leader) const {
+std::string Metrics::Render(const std::map<std::string, int>& jobs_by_state, bool leader,
+                            std::size_t queue_depth) const {
   std::string out;
   Counter(&out, "ncclop_reconcile_total", "Reconciles of NcclJobs, successful or not.", reconciles_.load());
   Counter(&out, "ncclop_reconcile_errors_total", "Reconciles that ended in an error and were retried.",
@@ -92,6 +99,22 @@ std::string Metrics::Render(const std::map<std::string, int>& jobs_by_state, boo
   Counter(&out, "ncclop_events_dropped_total", "Kubernetes Events that could not be written.", events_dropped_.load());
   Header(&out, "ncclop_leader", "gauge", "1 while this process holds the leader lease (or runs without election).");
   out += std::string("ncclop_leader ") + (leader ? "1" : "0") + "\n";
+  Header(&out, "ncclop_workqueue_depth", "gauge", "NcclJobs waiting in the reconcile queue.");
+  out += "ncclop_workqueue_depth " + std::to_string(queue_depth) + "\n";
+  Counter(&out, "ncclop_workqueue_adds_total", "Adds to the reconcile queue (merged ones included).",
+          workqueue_adds_.load());
+  Header(&out, "ncclop_workqueue_queue_duration_seconds", "histogram",
+         "How long an NcclJob waited in the reconcile queue before a worker took it.");
+  workqueue_wait_.Render("ncclop_workqueue_queue_duration_seconds", &out);
+  Header(&out, "ncclop_api_requests_total", "counter",
+         "Requests to the Kubernetes API by HTTP verb and status code (each retry counts; code=\"error\": no "
+         "response; watches not included).");
+  {
+    std::lock_guard<std::mutex> lock(api_mu_);
+    for (const auto& [key, n] : api_responses_) {
+      out += "ncclop_api_requests_total{verb=\"" + key.first + "\",code=\"" + key.second + "\"} " + std::to_string(n) + "\n";
+    }
+  }
   Header(&out, "ncclop_build_info", "gauge", "Always 1; the labels say which build runs.");
   out += "ncclop_build_info{version=\"" NCCLOP_VERSION "\"} 1\n";
   if (auto process = ReadProcessStats()) RenderProcessStats(*process, &out);

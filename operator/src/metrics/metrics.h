@@ -9,6 +9,8 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ncclop::metrics {
@@ -44,9 +46,13 @@ class Metrics {
   void Disrupted() { disruptions_.fetch_add(1, std::memory_order_relaxed); }
   void IdPublished(double latency_seconds);
   void EventDropped() { events_dropped_.fetch_add(1, std::memory_order_relaxed); }
+  void WorkQueueAdded() { workqueue_adds_.fetch_add(1, std::memory_order_relaxed); }
+  void WorkQueueWaited(double seconds) { workqueue_wait_.Observe(seconds); }
+  // One HTTP attempt of the API client; code 0 = no response (a transport error).
+  void ApiResponse(std::string_view method, int code);
 
-  // `jobs_by_state` comes from the informer cache at scrape time (a gauge needs no bookkeeping).
-  std::string Render(const std::map<std::string, int>& jobs_by_state, bool leader) const;
+  // `jobs_by_state` and `queue_depth` are read at scrape time (gauges need no bookkeeping).
+  std::string Render(const std::map<std::string, int>& jobs_by_state, bool leader, std::size_t queue_depth = 0) const;
 
  private:
   std::atomic<std::uint64_t> reconciles_{0};
@@ -56,8 +62,12 @@ class Metrics {
   std::atomic<std::uint64_t> disruptions_{0};
   std::atomic<std::uint64_t> ids_published_{0};
   std::atomic<std::uint64_t> events_dropped_{0};
+  std::atomic<std::uint64_t> workqueue_adds_{0};
   Histogram reconcile_duration_;
   Histogram id_publish_latency_;
+  Histogram workqueue_wait_;
+  mutable std::mutex api_mu_;
+  std::map<std::pair<std::string, std::string>, std::uint64_t> api_responses_;  // (verb, code), guarded by api_mu_
 };
 
 }  // namespace ncclop::metrics

@@ -2,7 +2,8 @@
 """Scrapes a running nccl-operator's /metrics and parses it with the Prometheus project's own
 Python text parser (prometheus_client, pinned, installed into the build dir), then checks what
 operator dashboards rely on: every job state reported (0 included), no empty label values,
-process_* and ncclop_build_info.
+process_*, ncclop_build_info, the reconcile queue's depth/adds/wait and the API client's
+requests by verb and code.
 
 Env (set by CTest): NCCLOP_TEST_KUBECONFIG, NCCLOP_TEST_KUBECTL, NCCLOP_OPERATOR_BIN,
 NCCLOP_CRD_FILE, NCCLOP_BUILD_DIR.
@@ -110,6 +111,18 @@ def main():
                      "process_open_fds", "process_max_fds", "process_start_time_seconds"):
             family = families.get(name)
             check(family is not None and family.samples and family.samples[0].value > 0, f"{name} > 0")
+
+        depth = families.get("ncclop_workqueue_depth")
+        check(depth is not None and depth.samples[0].value >= 0, "ncclop_workqueue_depth")
+        adds = families.get("ncclop_workqueue_adds")  # the parser drops a counter's _total
+        check(adds is not None and adds.samples[0].value >= 1, "ncclop_workqueue_adds_total >= 1 (the job was queued)")
+        waits = families.get("ncclop_workqueue_queue_duration_seconds")
+        count = [s.value for s in waits.samples if s.name.endswith("_count")] if waits else []
+        check(count and count[0] >= 1, f"ncclop_workqueue_queue_duration_seconds counted the job's waits: {count}")
+        requests = families.get("ncclop_api_requests")
+        by_verb = {(s.labels.get("verb"), s.labels.get("code")): s.value for s in requests.samples} if requests else {}
+        check(by_verb.get(("POST", "201"), 0) >= 2, f"API requests by verb and code: the 2 pods were created: {by_verb}")
+        check(any(v == "GET" and c == "200" for v, c in by_verb), f"API requests include GETs (lists): {by_verb}")
     finally:
         operator.terminate()
         operator.wait(timeout=30)
