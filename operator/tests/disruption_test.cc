@@ -25,6 +25,10 @@ api::NcclJob RunningJob(int restarts = 0, int disruptions = 0) {
   job.status.disruptions = disruptions;
   job.status.start_time = "2023-12-31T23:59:00Z";
   job.status.attempt_start_time = "2023-12-31T23:59:30Z";
+  // Its id is published (Published(attempt) below) and recorded: the status follows the ConfigMap.
+  job.status.id_published_time = "2024-01-01T00:00:00Z";
+  job.status.conditions.push_back({"IdPublished", "True", "Published", "the id is in ConfigMap demo-nccl",
+                                   "2024-01-01T00:00:00Z", 1});
   return job;
 }
 

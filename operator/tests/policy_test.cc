@@ -426,6 +426,44 @@ TEST(Decide, AFinishedJobNoLongerWaitsForAnId) {
   EXPECT_EQ(succeeded.status.Find("IdPublished")->reason, "JobFinished");
 }
 
+// Issue 11: the id went into the ConfigMap (fast path) and the operator died before the status;
+// by the time the next one looks, every trainer has exited 0. Status comes from what the API
+// server holds: IdPublished=True at the ConfigMap's publishedAt, not "finished before an id".
+TEST(Decide, AnIdInTheConfigMapIsRecordedEvenWhenTheAttemptEndedSince) {
+  auto job = RunningJob();
+  job.status.conditions = Decide(testing::Job(4, 2), {}, {}, kNow).status.conditions;  // IdPublished=False WaitingForRoot
+  Plan p = Decide(job, AllPods(1, "Succeeded"), Cm(1, true), kNow + 30s);
+  ASSERT_EQ(p.status.state, "Succeeded");
+  ASSERT_NE(p.status.Find("IdPublished"), nullptr);
+  EXPECT_EQ(p.status.Find("IdPublished")->status, "True");
+  EXPECT_EQ(p.status.Find("IdPublished")->reason, "Published");
+  EXPECT_EQ(p.status.id_published_time, "2024-01-01T00:00:00Z") << "the ConfigMap's publishedAt";
+  EXPECT_TRUE(HasEvent(p, "IdPublished"));
+
+  auto failed_job = RunningJob();
+  failed_job.status.conditions = job.status.conditions;
+  failed_job.spec.failure_policy.max_restarts = 0;
+  auto pods = AllPods(1);
+  pods[2] = FailedPod(2, 1, 1);
+  Plan failed = Decide(failed_job, pods, Cm(1, true), kNow + 30s);
+  ASSERT_EQ(failed.status.state, "Failed");
+  EXPECT_EQ(failed.status.Find("IdPublished")->reason, "Published") << "the id did go out before the failure";
+}
+
+// A job an earlier operator already finished with IdPublished=False although the ConfigMap
+// holds the id (the same crash, before this fix): the status is put right, once.
+TEST(Decide, AFinishedJobsIdConditionFollowsTheConfigMap) {
+  auto job = RunningJob();
+  job.status.conditions = Decide(testing::Job(4, 2), {}, {}, kNow).status.conditions;
+  job.status = Decide(job, AllPods(1, "Succeeded"), Cm(1), kNow).status;  // no id: JobFinished
+  ASSERT_EQ(job.status.Find("IdPublished")->reason, "JobFinished");
+  Plan p = Decide(job, AllPods(1, "Succeeded"), Cm(1, true), kNow + 5s);
+  EXPECT_EQ(p.status.Find("IdPublished")->reason, "Published");
+  EXPECT_EQ(p.status.id_published_time, "2024-01-01T00:00:00Z");
+  job.status = p.status;
+  EXPECT_FALSE(HasEvent(Decide(job, AllPods(1, "Succeeded"), Cm(1, true), kNow + 6s), "IdPublished")) << "once";
+}
+
 TEST(Decide, InvalidSpecBecomesAFailedCondition) {
   auto job = testing::Job();
   job.spec_error = "spec.replicas must be between 1 and 4096, got 0";

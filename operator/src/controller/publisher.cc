@@ -1,6 +1,7 @@
 #include "controller/publisher.h"
 
 #include "api/names.h"
+#include "controller/test_hook.h"
 #include "desired/configmap.h"
 #include "logging/log.h"
 #include "policy/fast_publish.h"
@@ -55,6 +56,7 @@ kube::Result<Publisher::Outcome> Publisher::Publish(const std::string& job_key) 
     updated["data"] = desired::ConfigMap(job, job.status.attempt, decision.publish)["data"];
     auto result = client_->Update(kube::resources::kConfigMaps, job.namespace_, updated);
     if (result.ok()) {
+      TestKillAfterIdWrite();
       if (auto started = api::ParseTime(job.status.attempt_start_time)) {
         metrics_->IdPublished(std::chrono::duration<double>(api::Clock::now() - *started).count());
       }

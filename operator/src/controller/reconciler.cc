@@ -6,6 +6,7 @@
 #include <thread>
 
 #include "api/names.h"
+#include "controller/test_hook.h"
 #include "desired/configmap.h"
 #include "desired/rbac.h"
 #include "desired/service.h"
@@ -113,6 +114,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   }
   if (plan.write_configmap) {
     if (auto s = WriteConfigMap(job, plan); !s.ok()) return {s};
+    if (plan.publish) TestKillAfterIdWrite();
     if (plan.id_publish_latency_seconds) metrics_->IdPublished(*plan.id_publish_latency_seconds);
   }
   bool status_written = false;
@@ -240,6 +242,7 @@ kube::Status Reconciler::TakeOverConfigMap(const api::NcclJob& job, const Json& 
 }
 
 kube::Status Reconciler::WriteStatus(const api::NcclJob& job, const policy::Plan& plan, const Json& object) {
+  if (job.status.id_published_time.empty() && !plan.status.id_published_time.empty()) TestKillAfterIdWrite();
   Json updated = object;
   updated["status"] = api::StatusToJson(plan.status);
   auto result = client_->UpdateStatus(kNcclJobs, job.namespace_, updated);

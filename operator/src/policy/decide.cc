@@ -117,6 +117,7 @@ class Decider {
 
   // Terminal pods stay for their logs; running ones (the rest of a fail-fast attempt) go.
   void Finished() {
+    RecordPublishedId();  // a job finished by an operator that had not seen the publish
     DeletePods(/*include_terminal=*/false);
     UpdateCounts();
     if (!job_.queue_name.empty() && workload_.exists && !workload_.finished) {
@@ -182,8 +183,9 @@ class Decider {
       StartAttempt(1, "new job");
     } else if (st().IsTrue(api::condition::kRestarting)) {
       if (!Backoff()) return;
-    } else if (CurrentAttemptEnded()) {
-      return;
+    } else {
+      RecordPublishedId();  // before judging: the attempt may have ended since the id went out
+      if (CurrentAttemptEnded()) return;
     }
     Converge();
   }
@@ -356,16 +358,24 @@ class Decider {
     }
   }
 
+  // Level-triggered: the ConfigMap holding the current attempt's id (the reconciler drops a
+  // ConfigMap of another job's UID) means the id was published, whoever wrote it (the fast
+  // path, policy/fast_publish.h, or a process that crashed before writing status) and whatever
+  // happened since: IdPublished=True with the ConfigMap's publishedAt, and the event, once.
+  void RecordPublishedId() {
+    const int attempt = st().attempt;
+    if (attempt <= 0 || cm_.attempt != attempt || !cm_.has_id) return;
+    if (st().IsTrue(api::condition::kIdPublished) && !st().id_published_time.empty()) return;
+    st().id_published_time = cm_.published_at.empty() ? Now() : cm_.published_at;
+    Set(api::condition::kIdPublished, true, "Published",
+        "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + api::ConfigMapName(job_.name));
+    Emit("Normal", "IdPublished",
+         "published the id of attempt " + std::to_string(attempt) + " from pod " + api::PodName(job_.name, 0));
+  }
+
   void PublishId(int attempt) {
     if (cm_.attempt == attempt && cm_.has_id) {
-      // Published by the fast path (policy/fast_publish.h), or by a process that crashed
-      // before writing status: the status and the event are this path's to record.
-      if (st().id_published_time.empty()) {
-        st().id_published_time = cm_.published_at.empty() ? Now() : cm_.published_at;
-        Set(api::condition::kIdPublished, true, "Published", "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + api::ConfigMapName(job_.name));
-        Emit("Normal", "IdPublished", "published the id of attempt " + std::to_string(attempt) + " from pod " +
-                                          api::PodName(job_.name, 0));
-      }
+      RecordPublishedId();
       return;
     }
     const std::string root = api::PodName(job_.name, 0);

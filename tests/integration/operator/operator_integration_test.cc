@@ -111,7 +111,7 @@ class OperatorTest : public ::testing::Test {
     RunKubectl("delete namespace " + ns_ + " --wait=false");
   }
 
-  optest::OperatorProcess& StartOperator(std::vector<std::string> extra = {}) {
+  optest::OperatorProcess& StartOperator(std::vector<std::string> extra = {}, std::vector<std::string> env = {}) {
     std::vector<std::string> args = {NCCLOP_OPERATOR_BIN, "--kubeconfig=" + testsupport::Kubeconfig(),
                                      "--namespace=" + ns_, "--metrics-bind-address=127.0.0.1:0",
                                      "--health-probe-bind-address=127.0.0.1:0", "--log-level=debug"};
@@ -119,7 +119,7 @@ class OperatorTest : public ::testing::Test {
     std::string log = testsupport::ControlPlaneDir() + "/optest-" + ns_ + "-operator-" +
                       std::to_string(operators_.size()) + ".log";
     std::remove(log.c_str());
-    operators_.push_back(std::make_unique<optest::OperatorProcess>(args, log));
+    operators_.push_back(std::make_unique<optest::OperatorProcess>(args, log, std::move(env)));
     return *operators_.back();
   }
 
@@ -487,6 +487,36 @@ TEST_F(OperatorTest, SigkillMidCreationAndRestartMakesNoDuplicates) {
   EXPECT_EQ(status["attempt"], 1);
   EXPECT_EQ(status["restarts"], 0);
   std::cerr << "operator killed with " << seen << " of " << kReplicas << " pods created\n";
+}
+
+// Issue 11: the operator dies by SIGKILL right after it wrote the id into the ConfigMap, before
+// the status and the event (NCCLOP_TEST_KILL_AFTER_ID_WRITE, a test-only switch, puts the
+// SIGKILL exactly there, whichever path publishes), and every trainer finishes before the next
+// operator runs. Status is derived from what the API server holds: the ConfigMap has the id
+// of the attempt, so IdPublished is True with the ConfigMap's publishedAt.
+TEST_F(OperatorTest, AnIdPublishedRightBeforeASigkillIsInTheStatusAfterTheJobFinished) {
+  auto& first = StartOperator({}, {"NCCLOP_TEST_KILL_AFTER_ID_WRITE=1"});
+  ASSERT_EQ(Apply(ns_, JobYaml("window", 2)).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("window", 2, 1));
+  ASSERT_TRUE(WaitFor([&] { return ConditionReason(Status(ns_, "window"), "Created") == "AttemptStarted"; }, kTimeout));
+  ASSERT_EQ(RunKubectl("annotate pod window-0 -n " + ns_ + " nccl.dev/unique-id=V0lO nccl.dev/unique-id-attempt=1").exit_code, 0);
+  ASSERT_EQ(first.WaitForExit(kTimeout), 128 + SIGKILL) << "the operator did not stop right after publishing";
+  Json cm = GetJson("cm window-nccl -n " + ns_);
+  ASSERT_EQ(cm["data"].value("uniqueId", ""), "V0lO") << cm.dump();
+  const std::string published_at = cm["data"].value("publishedAt", "");
+  ASSERT_FALSE(published_at.empty());
+  ASSERT_FALSE(Status(ns_, "window").contains("idPublishedTime"))
+      << "the window was missed: the status was written: " << Status(ns_, "window").dump() << " " << cm.dump();
+
+  Terminate(ns_, "window-0", 0);
+  Terminate(ns_, "window-1", 0);
+  StartOperator();
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "window").value("state", "") == "Succeeded"; }, kTimeout));
+  Json status = Status(ns_, "window");
+  EXPECT_EQ(ConditionReason(status, "IdPublished"), "Published") << status.dump();
+  EXPECT_EQ(status.value("idPublishedTime", ""), published_at) << status.dump();
+  Json events = GetJson("events -n " + ns_ + " --field-selector involvedObject.name=window,reason=IdPublished");
+  EXPECT_EQ(events.is_object() ? events["items"].size() : 0u, 1u) << "the next operator records the event once";
 }
 
 TEST_F(OperatorTest, WithLeaderElectionOnlyOneOperatorActs) {

@@ -7,18 +7,24 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace optest {
 
 class OperatorProcess {
  public:
-  OperatorProcess(std::vector<std::string> args, std::string log_path) : log_path_(std::move(log_path)) {
+  // `env`: NAME=VALUE entries added to the child's environment.
+  OperatorProcess(std::vector<std::string> args, std::string log_path, std::vector<std::string> env = {})
+      : log_path_(std::move(log_path)) {
     pid_ = fork();
     if (pid_ == 0) {
+      for (std::string& e : env) putenv(e.data());
       FILE* log = std::fopen(log_path_.c_str(), "a");
       if (log) {
         dup2(fileno(log), 1);
@@ -46,6 +52,22 @@ class OperatorProcess {
     return exit_code_;
   }
   bool Running() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
+  // Waits up to `timeout` for the process to end by itself; its exit code (128+signal), or -1
+  // when it still runs.
+  int WaitForExit(std::chrono::milliseconds timeout) {
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (pid_ > 0) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        break;
+      }
+      if (std::chrono::steady_clock::now() >= deadline) return -1;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return exit_code_;
+  }
   std::string Log() const {
     std::ifstream in(log_path_);
     std::stringstream ss;
