@@ -84,9 +84,12 @@ Result<Response> Client::Request(std::string_view method, std::string_view path_
   const auto deadline = Clock::now() + call.timeout;
   auto left = [&] { return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()); };
   auto timed_out = [&] {
+    const std::string limit = call.deadline_name.empty()
+                                  ? "within " + std::to_string(call.timeout.count()) + " ms"
+                                  : "before " + call.deadline_name;
     return Status::Local("Timeout", std::string(method) + " " +
                                         std::string(path_and_query.substr(0, path_and_query.find('?'))) +
-                                        " did not finish within " + std::to_string(call.timeout.count()) + " ms");
+                                        " did not finish " + limit);
   };
   auto cancelled = [] { return Status::Local("Cancelled", "request cancelled"); };
   for (int attempt = 1;; ++attempt) {

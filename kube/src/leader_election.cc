@@ -34,8 +34,11 @@ std::int64_t SpecInt(const Json& spec, const char* key) {
 }
 
 // The remaining time before `deadline` as a call limit; at least 1 ms, since 0 means "none".
-CallOptions Within(std::chrono::steady_clock::time_point deadline, std::stop_token stop) {
+// `deadline_name` says in a Timeout message which deadline that was.
+CallOptions Within(std::chrono::steady_clock::time_point deadline, std::stop_token stop,
+                   const std::string& deadline_name) {
   CallOptions call;
+  call.deadline_name = deadline_name;
   call.retry = false;  // the election loop is the retry
   call.stop = std::move(stop);
   call.timeout = std::max(std::chrono::milliseconds(1), std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -47,6 +50,10 @@ CallOptions Within(std::chrono::steady_clock::time_point deadline, std::stop_tok
 
 LeaderElector::LeaderElector(std::shared_ptr<Client> client, LeaderElectionConfig config)
     : client_(std::move(client)), config_(std::move(config)) {}
+
+std::string LeaderElector::RenewDeadlineName() const {
+  return "the lease's renew deadline (renew_deadline " + std::to_string(config_.renew_deadline.count()) + " ms)";
+}
 
 std::string LeaderElector::LeaderIdentity() const {
   std::lock_guard lock(mu_);
@@ -74,7 +81,7 @@ LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(Status* error, std::chro
 
   // Lease calls are not retried inside the client: the election loop is the retry, and a
   // renewal must not outlive renew_deadline inside a backoff or a hung request.
-  auto got = client_->Request("GET", path, {}, {}, Within(deadline, stop));
+  auto got = client_->Request("GET", path, {}, {}, Within(deadline, stop, RenewDeadlineName()));
   if (!got.ok() && got.status().IsNotFound()) {
     Json lease = {{"apiVersion", "coordination.k8s.io/v1"},
                   {"kind", "Lease"},
@@ -86,7 +93,7 @@ LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(Status* error, std::chro
                     {"renewTime", now_text},
                     {"leaseTransitions", 0}}}};
     auto created = client_->Request("POST", CollectionPath(r, config_.lease_namespace), lease.dump(),
-                                    "application/json", Within(deadline, stop));
+                                    "application/json", Within(deadline, stop, RenewDeadlineName()));
     if (!created.ok()) {
       if (created.status().IsAlreadyExists()) return Attempt::kHeldByOther;
       *error = created.status();
@@ -136,7 +143,8 @@ LeaderElector::Attempt LeaderElector::TryAcquireOrRenew(Status* error, std::chro
   spec["leaseDurationSeconds"] = lease_seconds;
   spec["renewTime"] = now_text;
   // The resourceVersion from the GET makes this a compare-and-swap: a concurrent taker gets 409.
-  auto updated = client_->Request("PUT", path, lease.dump(), "application/json", Within(deadline, stop));
+  auto updated =
+      client_->Request("PUT", path, lease.dump(), "application/json", Within(deadline, stop, RenewDeadlineName()));
   if (!updated.ok()) {
     if (updated.status().IsConflict()) return Attempt::kHeldByOther;
     *error = updated.status();
@@ -160,7 +168,7 @@ bool LeaderElector::Release() {
   const std::string path = ObjectPath(resources::kLeases, config_.lease_namespace, config_.lease_name);
   // Called after stop was requested: bounded by the renew deadline, not by the stop token.
   const auto deadline = std::chrono::steady_clock::now() + config_.renew_deadline;
-  auto got = client_->Request("GET", path, {}, {}, Within(deadline, {}));
+  auto got = client_->Request("GET", path, {}, {}, Within(deadline, {}, RenewDeadlineName()));
   if (!got.ok()) return false;
   Json lease = Json::parse(got->body, nullptr, false);
   if (!lease.is_object() || !lease["spec"].is_object()) return false;
@@ -170,7 +178,8 @@ bool LeaderElector::Release() {
   spec["holderIdentity"] = "";
   spec["leaseDurationSeconds"] = 1;
   spec["renewTime"] = MicroTimeNow();
-  auto updated = client_->Request("PUT", path, lease.dump(), "application/json", Within(deadline, {}));
+  auto updated =
+      client_->Request("PUT", path, lease.dump(), "application/json", Within(deadline, {}, RenewDeadlineName()));
   return updated.ok();
 }
 

@@ -86,6 +86,28 @@ TEST(ClientDeadlineTest, TimeoutEndsAHungRequest) {
   EXPECT_LT(took, milliseconds(3000));
 }
 
+// A call limited by what is left of a deadline of the caller's (leader election: the lease's
+// renew deadline) names that deadline, not the remainder: "within 1 ms" said nothing.
+TEST(ClientDeadlineTest, TimeoutNamesTheCallersDeadline) {
+  Peer peer("");
+  Client client = MakeClient(peer.url());
+  CallOptions call;
+  call.timeout = milliseconds(1);
+  call.deadline_name = "the lease's renew deadline (renew_deadline 10000 ms)";
+  auto r = client.Request("GET", "/apis/coordination.k8s.io/v1/namespaces/x/leases/y", {}, {}, call);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().reason(), "Timeout") << r.status().ToString();
+  EXPECT_NE(r.status().message().find("did not finish before the lease's renew deadline (renew_deadline 10000 ms)"),
+            std::string::npos) << r.status().message();
+  EXPECT_EQ(r.status().message().find("within 1 ms"), std::string::npos) << r.status().message();
+
+  CallOptions plain;
+  plain.timeout = milliseconds(200);
+  auto p = client.Request("GET", "/api/v1/namespaces", {}, {}, plain);
+  ASSERT_FALSE(p.ok());
+  EXPECT_NE(p.status().message().find("did not finish within 200 ms"), std::string::npos) << p.status().message();
+}
+
 TEST(ClientDeadlineTest, RetryWaitPastTheDeadlineIsNotTaken) {
   Peer peer("HTTP/1.1 503 Service Unavailable\r\nRetry-After: 10\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
   Client client = MakeClient(peer.url());

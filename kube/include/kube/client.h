@@ -95,6 +95,10 @@ struct CallOptions {
   // no overall limit). Each try gets at most what is left; past it the call returns a Status
   // with reason "Timeout".
   std::chrono::milliseconds timeout{0};
+  // When `timeout` is what is left of a deadline of the caller's, that deadline's name for the
+  // Timeout message ("the lease's renew deadline ..."): the message then says the call did not
+  // finish before it, not "within" a remainder that may be 1 ms.
+  std::string deadline_name;
   // Cancels the request in flight and any retry wait (reason "Cancelled").
   std::stop_token stop;
   bool retry = true;

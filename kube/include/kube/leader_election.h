@@ -48,6 +48,8 @@ class LeaderElector {
   std::string LeaderIdentity() const;
 
  private:
+  // How a lease call's Timeout message names the deadline it ran into.
+  std::string RenewDeadlineName() const;
   enum class Attempt { kAcquired, kHeldByOther, kError };
   // Every API call of one attempt ends by `deadline` (or when `stop` is requested).
   Attempt TryAcquireOrRenew(Status* error, std::chrono::steady_clock::time_point deadline, std::stop_token stop);
