@@ -140,6 +140,98 @@ TEST(Decide, LosingTheAdmissionEndsTheAttemptAsADisruption) {
   EXPECT_TRUE(p.create_pods.empty());
 }
 
+const char* kEvictedWorkload = R"({"metadata":{"name":"nccljob-demo","generation":2,"resourceVersion":"41"},"status":{
+    "admission":{"clusterQueue":"gpus","podSetAssignments":[{"name":"trainers","count":4}]},
+    "accumulatedPastExecutionTimeSeconds":7,
+    "conditions":[
+      {"type":"QuotaReserved","status":"True","reason":"QuotaReserved","message":"Quota reserved in ClusterQueue gpus","lastTransitionTime":"2023-12-31T23:59:00Z"},
+      {"type":"Admitted","status":"True","reason":"Admitted","message":"The workload is admitted","lastTransitionTime":"2023-12-31T23:59:00Z"},
+      {"type":"Evicted","status":"True","reason":"Deactivated","message":"The workload is deactivated","lastTransitionTime":"2023-12-31T23:59:50Z"}]}})";
+
+TEST(ReleasesEvictedQuota, OnlyWhenEvictedReservedAndEveryPodIsGone) {
+  ObservedWorkload evicted = ObserveWorkload(Json::parse(kEvictedWorkload));
+  EXPECT_TRUE(evicted.evicted);
+  EXPECT_TRUE(evicted.quota_reserved);
+  EXPECT_FALSE(evicted.admitted);
+  EXPECT_TRUE(ReleasesEvictedQuota(evicted, /*job_finished=*/false, /*pods_left=*/false));
+  EXPECT_FALSE(ReleasesEvictedQuota(evicted, false, /*pods_left=*/true)) << "the quota covers pods that still exist";
+  EXPECT_FALSE(ReleasesEvictedQuota(evicted, /*job_finished=*/true, false)) << "a finished job marks it Finished instead";
+  EXPECT_FALSE(ReleasesEvictedQuota(Admitted(), false, false)) << "not evicted";
+  EXPECT_FALSE(ReleasesEvictedQuota(Pending(), false, false)) << "no reservation to clear";
+  ObservedWorkload released = evicted;
+  released.quota_reserved = false;
+  EXPECT_FALSE(ReleasesEvictedQuota(released, false, false)) << "cleared already (another reconcile, or before a restart)";
+  EXPECT_FALSE(ReleasesEvictedQuota(ObservedWorkload{}, false, false));
+}
+
+TEST(Decide, AnEvictedJobReleasesTheQuotaOnceItsPodsAreGone) {
+  auto job = QueuedJob();
+  job.status.attempt = 1;
+  job.status.state = "Running";
+  job.status.conditions.push_back({"Admitted", "True", "Admitted", "", "2024-01-01T00:00:00Z", 1});
+  std::vector<ObservedPod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(Pod(i, 1));
+  const ObservedWorkload evicted = ObserveWorkload(Json::parse(kEvictedWorkload));
+  Plan stop = Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow, {}, evicted);
+  EXPECT_EQ(stop.delete_pods.size(), 4u);
+  EXPECT_FALSE(stop.release_workload_quota) << "pods still exist";
+  job.status = stop.status;
+  for (ObservedPod& p : pods) p.terminating = true;
+  EXPECT_FALSE(Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow + 1s, {}, evicted).release_workload_quota)
+      << "terminating pods still hold their resources";
+  Plan gone = Decide(job, {}, {true, 1, true, "", "uid-1"}, kNow + 2s, {}, evicted);
+  EXPECT_TRUE(gone.release_workload_quota);
+  EXPECT_EQ(gone.status.disruptions, 1) << "counted once";
+  EXPECT_TRUE(gone.create_pods.empty());
+  EXPECT_EQ(gone.status.Find("Admitted")->reason, "WaitingForAdmission");
+}
+
+TEST(ReleaseQuotaPatch, ClearsAdmissionAndReservationAsKueueIntegrationsDo) {
+  Json patch = desired::ReleaseQuotaPatch(Json::parse(kEvictedWorkload), kNow);
+  ASSERT_GE(patch.size(), 4u);
+  EXPECT_EQ(patch[0], Json({{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", "41"}})) << "conflict-safe";
+  auto op = [&](const std::string& path) -> const Json* {
+    for (const Json& o : patch) {
+      if (o["path"] == path) return &o;
+    }
+    return nullptr;
+  };
+  ASSERT_NE(op("/status/admission"), nullptr);
+  EXPECT_EQ((*op("/status/admission"))["op"], "remove");
+  ASSERT_NE(op("/status/accumulatedPastExecutionTimeSeconds"), nullptr);
+  EXPECT_EQ((*op("/status/accumulatedPastExecutionTimeSeconds"))["value"], 7 + 60) << "admitted for the last 60 s";
+  ASSERT_NE(op("/status/conditions"), nullptr);
+  const Json& conditions = (*op("/status/conditions"))["value"];
+  auto find = [&](const std::string& type) {
+    for (const Json& c : conditions) {
+      if (c["type"] == type) return c;
+    }
+    return Json();
+  };
+  EXPECT_EQ(find("QuotaReserved")["status"], "False");
+  EXPECT_EQ(find("QuotaReserved")["reason"], "Pending");
+  EXPECT_EQ(find("QuotaReserved")["message"], "The workload is deactivated");
+  EXPECT_EQ(find("QuotaReserved")["lastTransitionTime"], "2024-01-01T00:00:00Z");
+  EXPECT_EQ(find("QuotaReserved")["observedGeneration"], 2);
+  EXPECT_EQ(find("Admitted")["status"], "False");
+  EXPECT_EQ(find("Admitted")["reason"], "NoReservation");
+  EXPECT_EQ(find("Requeued")["status"], "False") << "Kueue requeues a deactivated Workload when it is active again";
+  EXPECT_EQ(find("Requeued")["reason"], "Deactivated");
+  EXPECT_EQ(find("Evicted")["status"], "True") << "Kueue's condition, left alone";
+  EXPECT_EQ(find("Evicted")["lastTransitionTime"], "2023-12-31T23:59:50Z");
+
+  Json preempted = Json::parse(kEvictedWorkload);
+  preempted["status"]["conditions"][2]["reason"] = "Preempted";
+  preempted["status"].erase("admission");
+  Json again = desired::ReleaseQuotaPatch(preempted, kNow);
+  for (const Json& o : again) EXPECT_NE(o["path"], "/status/admission") << "removing an absent field fails the patch";
+  for (const Json& c : again.back()["value"]) {
+    if (c["type"] == "Requeued") {
+      EXPECT_EQ(c["status"], "True") << "a preempted Workload is requeued at once";
+    }
+  }
+}
+
 TEST(Decide, AFinishedJobMarksItsWorkloadFinished) {
   auto job = QueuedJob();
   job.status.attempt = 1;

@@ -145,6 +145,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   if (plan.finish_workload) {
     if (auto s = FinishWorkload(job, *plan.finish_workload); !s.ok()) return {s};
   }
+  if (plan.release_workload_quota) {
+    if (auto s = ReleaseWorkloadQuota(job); !s.ok()) return {s};
+  }
   if (plan.delete_job) {
     kube::DeleteOptions options;
     options.precondition_uid = job.uid;

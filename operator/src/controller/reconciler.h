@@ -57,6 +57,7 @@ class Reconciler {
   policy::ObservedWorkload ObserveWorkload(const api::NcclJob& job) const;
   kube::Status EnsureWorkload(const api::NcclJob& job);
   kube::Status FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish);
+  kube::Status ReleaseWorkloadQuota(const api::NcclJob& job);
 
   std::shared_ptr<kube::Client> client_;
   Caches caches_;

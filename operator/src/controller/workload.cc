@@ -1,5 +1,6 @@
 // The Kueue Workload of a job in a queue (desired/workload.h, policy/admission.h): created
-// once, marked Finished when the job ends so Kueue releases its quota.
+// once, marked Finished when the job ends so Kueue releases its quota; after an eviction, its
+// quota reservation is cleared once the job's pods are gone, so Kueue queues it again.
 #include "api/names.h"
 #include "api/time.h"
 #include "controller/reconciler.h"
@@ -53,6 +54,21 @@ kube::Status Reconciler::FinishWorkload(const api::NcclJob& job, const policy::P
   kube::PatchOptions options;
   options.subresource = "status";
   auto patched = client_->Patch(kKueueWorkloads, job.namespace_, api::WorkloadName(job.name), kube::PatchType::kJson, patch, options);
+  if (patched.ok() || patched.status().IsNotFound()) return kube::Status::Ok();
+  return patched.status();  // a failed test (the cache was behind) is retried with backoff
+}
+
+kube::Status Reconciler::ReleaseWorkloadQuota(const api::NcclJob& job) {
+  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, api::WorkloadName(job.name));
+  if (!cached) return kube::Status::Ok();
+  kube::PatchOptions options;
+  options.subresource = "status";
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, api::WorkloadName(job.name), kube::PatchType::kJson,
+                                desired::ReleaseQuotaPatch(*cached, api::Clock::now()), options);
+  if (patched.ok()) {
+    logging::Info("controller", "cleared the quota reservation of the evicted Kueue Workload: the job's pods are gone",
+                  {{"job", job.namespace_ + "/" + job.name}, {"queue", job.queue_name}});
+  }
   if (patched.ok() || patched.status().IsNotFound()) return kube::Status::Ok();
   return patched.status();  // a failed test (the cache was behind) is retried with backoff
 }

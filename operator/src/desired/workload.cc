@@ -1,6 +1,7 @@
 #include "desired/workload.h"
 
 #include <algorithm>
+#include <chrono>
 
 #include "api/names.h"
 
@@ -21,6 +22,79 @@ Json Workload(const api::NcclJob& job, const PodOptions& options) {
             {"podSets", Json::array({{{"name", kWorkloadPodSetName},
                                       {"count", job.spec.replicas},
                                       {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod["spec"]}}}}})}}}};
+}
+
+}  // namespace ncclop::desired
+
+namespace ncclop::desired {
+namespace {
+
+std::string Field(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// Kubernetes condition semantics: lastTransitionTime moves only when the status changes.
+void SetCondition(Json& conditions, const std::string& type, bool is_true, const std::string& reason,
+                  const std::string& message, const Json& generation, api::Time now) {
+  const std::string status = is_true ? "True" : "False";
+  Json condition = {{"type", type}, {"status", status}, {"reason", reason}, {"message", message},
+                    {"lastTransitionTime", api::FormatTime(now)}};
+  if (generation.is_number_integer()) condition["observedGeneration"] = generation;
+  for (Json& c : conditions) {
+    if (!c.is_object() || Field(c, "type") != type) continue;
+    if (Field(c, "status") == status && c.contains("lastTransitionTime")) condition["lastTransitionTime"] = c["lastTransitionTime"];
+    c = condition;
+    return;
+  }
+  conditions.push_back(condition);
+}
+
+const Json* FindCondition(const Json& conditions, const std::string& type) {
+  for (const Json& c : conditions) {
+    if (c.is_object() && Field(c, "type") == type) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+Json ReleaseQuotaPatch(const Json& workload, api::Time now) {
+  const Json metadata = workload.value("metadata", Json::object());
+  const Json status = workload.value("status", Json::object());
+  Json conditions = status.value("conditions", Json::array());
+  if (!conditions.is_array()) conditions = Json::array();
+  const Json generation = metadata.value("generation", Json());
+
+  std::string eviction_reason = "Evicted", eviction_message = "the Workload was evicted";
+  if (const Json* evicted = FindCondition(conditions, "Evicted")) {
+    if (!Field(*evicted, "reason").empty()) eviction_reason = Field(*evicted, "reason");
+    eviction_message = Field(*evicted, "message");
+  }
+  const bool requeue_now = eviction_reason == "Preempted" || eviction_reason == "NodeFailures";
+
+  Json patch = Json::array();
+  patch.push_back({{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", Field(metadata, "resourceVersion")}});
+  if (const Json* admitted = FindCondition(conditions, "Admitted"); admitted && Field(*admitted, "status") == "True") {
+    if (auto since = api::ParseTime(Field(*admitted, "lastTransitionTime")); since && *since <= now) {
+      const auto seconds = std::chrono::duration_cast<std::chrono::seconds>(now - *since).count();
+      auto past = status.find("accumulatedPastExecutionTimeSeconds");
+      const long long before = past != status.end() && past->is_number_integer() ? past->get<long long>() : 0;
+      patch.push_back({{"op", "add"}, {"path", "/status/accumulatedPastExecutionTimeSeconds"}, {"value", before + seconds}});
+    }
+    bool checks_ready = true;
+    for (const Json& check : status.value("admissionChecks", Json::array())) {
+      if (check.is_object() && Field(check, "state") != "Ready") checks_ready = false;
+    }
+    SetCondition(conditions, "Admitted", false, checks_ready ? "NoReservation" : "NoReservationUnsatisfiedChecks",
+                 checks_ready ? "The workload has no reservation" : "The workload has no reservation and not all checks ready",
+                 generation, now);
+  }
+  SetCondition(conditions, "Requeued", requeue_now, eviction_reason, eviction_message, generation, now);
+  SetCondition(conditions, "QuotaReserved", false, "Pending", eviction_message, generation, now);
+  if (status.contains("admission")) patch.push_back({{"op", "remove"}, {"path", "/status/admission"}});
+  patch.push_back({{"op", "add"}, {"path", "/status/conditions"}, {"value", conditions}});
+  return patch;
 }
 
 }  // namespace ncclop::desired

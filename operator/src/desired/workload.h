@@ -5,6 +5,7 @@
 // so a restart keeps its place (README, "Shared clusters", says why this and not pod groups).
 #pragma once
 
+#include "api/time.h"
 #include "desired/pod.h"
 
 namespace ncclop::desired {
@@ -12,5 +13,14 @@ namespace ncclop::desired {
 inline constexpr const char* kWorkloadPodSetName = "trainers";
 
 Json Workload(const api::NcclJob& job, const PodOptions& options);
+
+// A JSON patch of the status of an evicted Workload (as observed, with its resourceVersion,
+// which the patch tests) that clears its quota reservation the way Kueue's job integrations
+// do once the job has stopped: status.admission removed; QuotaReserved=False (reason Pending,
+// the eviction's message); Requeued set from the eviction (True only for Preempted and
+// NodeFailures, which Kueue requeues at once; for others, e.g. Deactivated, Kueue sets it True
+// when the cause is gone); a True Admitted becomes False (NoReservation) and its time admitted
+// is added to status.accumulatedPastExecutionTimeSeconds.
+Json ReleaseQuotaPatch(const Json& workload, api::Time now);
 
 }  // namespace ncclop::desired

@@ -44,6 +44,8 @@ class Decider {
       Active();
       WakeAtDeadline();
     }
+    plan_.release_workload_quota =
+        !job_.queue_name.empty() && ReleasesEvictedQuota(workload_, plan_.status.Finished(), !pods_.empty());
     return std::move(plan_);
   }
 

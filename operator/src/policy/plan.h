@@ -43,6 +43,9 @@ struct Plan {
     std::string message;
   };
   std::optional<WorkloadFinish> finish_workload;
+  // Kueue evicted the Workload and every pod of the job is gone: clear its quota reservation
+  // (policy/admission.h, ReleasesEvictedQuota) so Kueue queues it again.
+  bool release_workload_quota = false;
   std::optional<std::chrono::seconds> requeue_after;
   // Facts for metrics.
   bool attempt_started = false;

@@ -9,7 +9,9 @@
 #               then Succeeded; kubectl describe nj explains the restart
 #   failfast    a trainer exits with a failFastExitCodes code: Failed/FailFastExitCode, no attempt 2
 #   kueue       Kueue (tests/kueue) with quota for one job: of two queued 4-pod jobs the second
-#               has no pod while the first runs (and restarts), and starts whole when it ends
+#               has no pod while the first runs (and restarts), and starts whole when it ends;
+#               evicted by Kueue (Workload deactivated), it has no pod and releases its quota,
+#               and once reactivated runs attempt 2 (a disruption, not a restart) to Succeeded
 #   schedule    a real kube-scheduler (its own profile, kept to this test's node) places the job's
 #               pods on a node with room for 4 pods (the operator's is one): of a 4-pod job 3 bind
 #               and 1 is Unschedulable; a 3-pod job fits and succeeds
@@ -338,6 +340,31 @@ YAML
   contains "second's events: Admitted" "$(k get events --field-selector involvedObject.name=second -o 'jsonpath={.items[*].reason}')" Admitted
   for i in 0 1 2 3; do
     wait_for 60 "second-$i has the id of attempt 1" sh -c "'$kubectl' -n '$ns' logs second-$i -c trainer | grep -q 'attempt 1, .*id obtained'"
+  done
+  # Kueue evicts second (its Workload deactivated): the pods go, then the operator clears the
+  # quota reservation as Kueue's job integrations do, and the job waits in the queue again.
+  wl_cond() { "$kubectl" -n "$ns" get workloads.kueue.x-k8s.io "nccljob-$1" -o "jsonpath={.status.conditions[?(@.type==\"$2\")].status}"; }
+  k patch workloads.kueue.x-k8s.io nccljob-second --type merge -p '{"spec":{"active":false}}' >/dev/null \
+    && pass "second's Workload deactivated" || fail "cannot deactivate second's Workload"
+  wait_for 60 "second's Workload is Evicted" sh -c "[ \"\$('$kubectl' -n '$ns' get workloads.kueue.x-k8s.io nccljob-second -o 'jsonpath={.status.conditions[?(@.type==\"Evicted\")].status}')\" = True ]"
+  wait_for 60 "second's quota reservation cleared (QuotaReserved False)" sh -c \
+    "[ \"\$('$kubectl' -n '$ns' get workloads.kueue.x-k8s.io nccljob-second -o 'jsonpath={.status.conditions[?(@.type==\"QuotaReserved\")].status}')\" = False ]"
+  check "second's Workload has no admission" "$(k get workloads.kueue.x-k8s.io nccljob-second -o 'jsonpath={.status.admission}')" ""
+  check "second has no pod while evicted" "$(pods_of second)" 0
+  wait_for 30 "second says: waiting for admission in queue q" sh -c \
+    "'$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.conditions[?(@.type==\"Admitted\")].message}' | grep -q 'waiting for admission in queue q'"
+  check "second: no attempt 2 while evicted" "$(nj second '{.status.attempt}')" 1
+  check "second has still no pod" "$(pods_of second)" 0
+  k patch workloads.kueue.x-k8s.io nccljob-second --type merge -p '{"spec":{"active":true}}' >/dev/null \
+    && pass "second's Workload reactivated" || fail "cannot reactivate second's Workload"
+  wait_for 60 "second admitted again: attempt 2 Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/2 ]"
+  check "second's eviction is a disruption" "$(nj second '{.status.disruptions}')" 1
+  check "second's eviction is no restart" "$(nj second '{.status.restarts}')" 0
+  check "second's Workload admitted again" "$(wl_cond second Admitted)" True
+  contains "second's Restarting event names Kueue's eviction" \
+    "$(k get events --field-selector involvedObject.name=second,reason=Restarting -o 'jsonpath={.items[*].message}')" Deactivated
+  for i in 0 1 2 3; do
+    wait_for 60 "second-$i has the id of attempt 2" sh -c "'$kubectl' -n '$ns' logs second-$i -c trainer | grep -q 'attempt 2, .*id obtained'"
   done
   finish second
   wait_for 60 "second Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.state}')\" = Succeeded ]"
