@@ -268,19 +268,22 @@ metadata: {name: $kueue_cq}
 spec:
   namespaceSelector: {matchLabels: {kubernetes.io/metadata.name: $ns}}
   resourceGroups:
-  - coveredResources: [cpu, memory]
+  - coveredResources: [cpu, memory, ephemeral-storage]
     flavors:
     - name: $kueue_cq
       resources:
       - {name: cpu, nominalQuota: "5"}
       - {name: memory, nominalQuota: 4Gi}
+      - {name: ephemeral-storage, nominalQuota: 10Gi}
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: LocalQueue
 metadata: {name: q, namespace: $ns}
 spec: {clusterQueue: $kueue_cq}
 YAML
-  # 4 pods x (1 cpu trainer + 10m sidecar): one job fits the quota of 5 cpu, two do not.
+  # 4 pods x (1 cpu trainer + 10m sidecar): one job fits the quota of 5 cpu, two do not. Kueue
+  # admits nothing that requests a resource its ClusterQueue does not cover: the sidecar asks
+  # for ephemeral storage too.
   # Trainers get the id, then run until SIGUSR1 (exit 0).
   queued_job() {
     cat <<YAML | k apply -f - >/dev/null
