@@ -365,6 +365,74 @@ TEST(Decide, NoRestartsLeftFailsTheJob) {
   EXPECT_TRUE(HasEvent(p, "MaxRestartsExceeded"));
 }
 
+TEST(ObservePod, ReadsWhyTheClusterDoesNotStartIt) {
+  ObservedPod pull = ObservePod(Json::parse(R"({"metadata":{"name":"demo-1"},"status":{"phase":"Pending",
+      "initContainerStatuses":[{"name":"nccl-sidecar","state":{"running":{}}}],
+      "containerStatuses":[{"name":"trainer","state":{"waiting":{"reason":"ImagePullBackOff",
+        "message":"Back-off pulling image \"nope:1\""}}}]}})"), "trainer");
+  EXPECT_EQ(pull.start_blocked_reason, "ImagePullBackOff");
+  EXPECT_EQ(pull.start_blocked_detail, "container trainer: ImagePullBackOff: Back-off pulling image \"nope:1\"");
+
+  ObservedPod unschedulable = ObservePod(Json::parse(R"({"metadata":{"name":"demo-1"},"status":{"phase":"Pending",
+      "conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable",
+        "message":"0/1 nodes are available: 1 Insufficient cpu."}]}})"), "trainer");
+  EXPECT_EQ(unschedulable.start_blocked_reason, "Unschedulable");
+  EXPECT_EQ(unschedulable.start_blocked_detail, "Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.");
+
+  ObservedPod creating = ObservePod(Json::parse(R"({"metadata":{"name":"demo-1"},"status":{"phase":"Pending",
+      "containerStatuses":[{"name":"trainer","state":{"waiting":{"reason":"ContainerCreating"}}}]}})"), "trainer");
+  EXPECT_TRUE(creating.start_blocked_reason.empty()) << "a normal start is not blocked";
+
+  ObservedPod ended = ObservePod(Json::parse(R"({"metadata":{"name":"demo-1"},"status":{"phase":"Failed",
+      "initContainerStatuses":[{"name":"nccl-sidecar","state":{"waiting":{"reason":"CrashLoopBackOff"}}}]}})"), "trainer");
+  EXPECT_TRUE(ended.start_blocked_reason.empty()) << "an ended pod is a failure, not a blocked start";
+}
+
+ObservedPod BlockedPod(int index, int attempt) {
+  ObservedPod p = Pod(index, attempt, "Pending");
+  p.start_blocked_reason = "ErrImagePull";
+  p.start_blocked_detail = "container trainer: ErrImagePull: not found";
+  return p;
+}
+
+TEST(Decide, ABlockedPodIsShownAtOnceAndCheckedAgainAtTheDeadline) {
+  auto job = RunningJob();  // attempt started 30 s before kNow; initTimeoutSeconds 300
+  auto pods = AllPods(1);
+  pods[3] = BlockedPod(3, 1);
+  pods[2] = BlockedPod(2, 1);
+  Plan p = Decide(job, pods, Cm(1, true), kNow);
+  EXPECT_EQ(p.status.state, "Pending");
+  const api::Condition* running = p.status.Find("Running");
+  ASSERT_NE(running, nullptr);
+  EXPECT_EQ(running->reason, "ErrImagePull");
+  EXPECT_EQ(running->message,
+            "pod demo-2 cannot start: container trainer: ErrImagePull: not found; the attempt is given up 300s after "
+            "it started (initTimeoutSeconds)");
+  EXPECT_TRUE(HasEvent(p, "PodStartBlocked"));
+  EXPECT_EQ(p.requeue_after, 270s);
+  EXPECT_EQ(p.status.restarts, 0);
+
+  job.status = p.status;
+  EXPECT_FALSE(HasEvent(Decide(job, pods, Cm(1, true), kNow + 1s), "PodStartBlocked")) << "said once per change";
+}
+
+TEST(Decide, ABlockedPodFailsItsAttemptAfterInitTimeoutSeconds) {
+  auto job = RunningJob();
+  auto pods = AllPods(1);
+  pods[1] = BlockedPod(1, 1);
+  Plan p = Decide(job, pods, Cm(1, true), kNow + 270s);
+  EXPECT_EQ(p.status.state, "Restarting");
+  EXPECT_EQ(p.status.restarts, 1);
+  EXPECT_NE(p.status.Find("Restarting")->message.find("pod demo-1 cannot start: container trainer: ErrImagePull"),
+            std::string::npos);
+
+  job.spec.failure_policy.max_restarts = 0;
+  Plan failed = Decide(job, pods, Cm(1, true), kNow + 270s);
+  EXPECT_EQ(failed.status.state, "Failed");
+  EXPECT_EQ(failed.status.Find("Failed")->reason, "MaxRestartsExceeded");
+  EXPECT_NE(failed.status.Find("Failed")->message.find("still after initTimeoutSeconds, 300s"), std::string::npos);
+}
+
 TEST(Decide, SucceedsWhenEveryTrainerExitedZero) {
   auto job = RunningJob();
   Plan partial = Decide(job, {Pod(0, 1, "Succeeded"), Pod(1, 1), Pod(2, 1), Pod(3, 1)}, Cm(1, true), kNow);

@@ -29,6 +29,9 @@ Json TrimContainerStatuses(Json& statuses) {
       auto terminated = state->find("terminated");
       // message: the trainer's last output when it failed (terminationMessagePolicy), for events.
       if (terminated != state->end()) kept["state"]["terminated"] = Pick(*terminated, {"exitCode", "reason", "message"});
+      // Why a container does not start (ErrImagePull, CreateContainerError, ...), for the job's status.
+      auto waiting = state->find("waiting");
+      if (waiting != state->end()) kept["state"]["waiting"] = Pick(*waiting, {"reason", "message"});
     }
     out.push_back(std::move(kept));
   }
@@ -59,10 +62,17 @@ void TrimPod(Json& pod) {
     if (auto conds = st->find("conditions"); conds != st->end() && conds->is_array()) {
       Json kept = Json::array();
       for (Json& c : *conds) {
-        // DisruptionTarget's reason says who ended the pod (policy/disruption.h); no other
-        // condition's words are read, so they are not kept.
-        const bool disruption = c.value("type", "") == "DisruptionTarget";
-        kept.push_back(disruption ? Pick(c, {"type", "status", "reason"}) : Pick(c, {"type", "status"}));
+        // DisruptionTarget's reason says who ended the pod (policy/disruption.h); PodScheduled
+        // False carries the scheduler's verdict on a pod it cannot place (policy/start_policy.h).
+        // No other condition's words are read, so they are not kept.
+        const std::string type = c.value("type", "");
+        if (type == "DisruptionTarget") {
+          kept.push_back(Pick(c, {"type", "status", "reason"}));
+        } else if (type == "PodScheduled" && c.value("status", "") == "False") {
+          kept.push_back(Pick(c, {"type", "status", "reason", "message"}));
+        } else {
+          kept.push_back(Pick(c, {"type", "status"}));
+        }
       }
       status["conditions"] = std::move(kept);
     }

@@ -7,6 +7,7 @@
 #include "api/names.h"
 #include "policy/failure_policy.h"
 #include "policy/plan.h"
+#include "policy/start_policy.h"
 #include "policy/success_policy.h"
 #include "policy/ttl_policy.h"
 #include "status/conditions.h"
@@ -255,7 +256,9 @@ class Decider {
   bool CurrentAttemptEnded() {
     const int attempt = st().attempt;
     const bool id_published = cm_.attempt == attempt && cm_.has_id;
-    if (auto failure = FindAttemptFailure(job_.name, pods_, attempt, job_.spec.replicas, id_published)) {
+    std::optional<AttemptFailure> failure = FindAttemptFailure(job_.name, pods_, attempt, job_.spec.replicas, id_published);
+    if (!failure) failure = BlockedStartFailure();
+    if (failure) {
       const api::FailurePolicy& fp = job_.spec.failure_policy;
       switch (Judge(fp, *failure, st().restarts, st().disruptions)) {
         case FailureVerdict::kFailFast:
@@ -325,6 +328,39 @@ class Decider {
     plan_.requeue_after = wait;
   }
 
+  // A pod the cluster still does not start when the attempt's initTimeoutSeconds are over
+  // fails the attempt; before that, a check is scheduled for the deadline (a pod that cannot
+  // be scheduled changes no more, so no event would come).
+  std::optional<AttemptFailure> BlockedStartFailure() {
+    auto blocked = FindBlockedStart(pods_, st().attempt, job_.spec.replicas);
+    auto deadline = BlockedStartDeadline(job_);
+    if (!blocked || !deadline) return std::nullopt;
+    if (now_ < *deadline) {
+      RequeueWithin(std::chrono::ceil<std::chrono::seconds>(*deadline - now_));
+      return std::nullopt;
+    }
+    return AttemptFailure{blocked->pod,
+                          blocked->detail + " (still after initTimeoutSeconds, " +
+                              std::to_string(job_.spec.init_timeout_seconds) + "s)",
+                          std::nullopt};
+  }
+
+  void RequeueWithin(std::chrono::seconds wait) {
+    if (!plan_.requeue_after || wait < *plan_.requeue_after) plan_.requeue_after = wait;
+  }
+
+  // Running=False names the pod that does not start and the cluster's reason; a Warning event
+  // says it once per change of that message.
+  void ShowBlockedStart(const BlockedStart& blocked) {
+    const std::string message =
+        blocked.detail + "; the attempt is given up " + std::to_string(job_.spec.init_timeout_seconds) +
+        "s after it started (initTimeoutSeconds)";
+    const api::Condition* running = st().Find(api::condition::kRunning);
+    const bool changed = !running || running->reason != blocked.reason || running->message != message;
+    Set(api::condition::kRunning, false, blocked.reason, message);
+    if (changed) Emit("Warning", "PodStartBlocked", message);
+  }
+
   // The current attempt runs: stale pods go, missing pods are made, the id is published.
   void Converge() {
     const int attempt = st().attempt;
@@ -353,6 +389,9 @@ class Decider {
     if (c.running == n) {
       st().state = api::state::kRunning;
       Set(api::condition::kRunning, true, "AllPodsRunning", "all " + std::to_string(n) + " pods are running");
+    } else if (auto blocked = FindBlockedStart(pods_, attempt, n)) {
+      st().state = api::state::kPending;
+      ShowBlockedStart(*blocked);
     } else {
       st().state = api::state::kPending;
       Set(api::condition::kRunning, false, "PodsStarting",

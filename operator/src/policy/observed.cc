@@ -1,6 +1,7 @@
 #include "policy/observed.h"
 
 #include <charconv>
+#include <set>
 
 #include "api/names.h"
 #include "api/nccl_job.h"
@@ -71,6 +72,37 @@ std::string MessageTail(const std::string& message, std::size_t max_bytes = 300)
   return (start > 0 ? "..." : "") + out;
 }
 
+// Waiting reasons of a container the kubelet cannot start or keeps restarting; the rest
+// (ContainerCreating, PodInitializing) are a normal start.
+bool BlocksStart(const std::string& reason) {
+  static const std::set<std::string> kBlocking = {
+      "ErrImagePull",         "ImagePullBackOff",      "InvalidImageName", "ErrImageNeverPull",
+      "CreateContainerError", "CreateContainerConfigError", "RunContainerError", "CrashLoopBackOff"};
+  return kBlocking.count(reason) > 0;
+}
+
+// The scheduler's or the kubelet's reason why a pod that has not ended does not start.
+void ObserveStartBlocked(const Json& status, ObservedPod& out) {
+  for (const Json& c : status.value("conditions", Json::array())) {
+    if (Str(c, "type") == "PodScheduled" && Str(c, "status") == "False" && Str(c, "reason") == "Unschedulable") {
+      out.start_blocked_reason = "Unschedulable";
+      out.start_blocked_detail = "Unschedulable: " + MessageTail(Str(c, "message"));
+      return;
+    }
+  }
+  for (const char* key : {"initContainerStatuses", "containerStatuses"}) {
+    for (const Json& cs : status.value(key, Json::array())) {
+      const Json waiting = cs.value("state", Json::object()).value("waiting", Json::object());
+      const std::string reason = Str(waiting, "reason");
+      if (!BlocksStart(reason)) continue;
+      out.start_blocked_reason = reason;
+      out.start_blocked_detail = "container " + Str(cs, "name") + ": " + reason;
+      if (std::string message = MessageTail(Str(waiting, "message")); !message.empty()) out.start_blocked_detail += ": " + message;
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
@@ -138,6 +170,7 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
                          (message.empty() ? std::string() : " (" + message + ")") +
                          (other_failure.empty() ? std::string() : (reason.empty() ? ": " : "; ") + other_failure);
   }
+  if (!out.Terminal() && !out.terminating) ObserveStartBlocked(status, out);
   return out;
 }
 

@@ -24,6 +24,11 @@ struct ObservedPod {
   std::optional<int> trainer_exit_code;    // when the trainer terminated
   std::string failure_detail;              // "exit code 3 (Error)", "Evicted: ..."
   std::optional<Disruption> disruption;    // preempted, evicted, node gone: not the trainer's own ending
+  // Why the cluster does not start the pod, as the scheduler or the kubelet says it
+  // (reason "ImagePullBackOff", detail "container trainer: ImagePullBackOff: Back-off pulling
+  // image ..."); empty while it starts normally or once it ended.
+  std::string start_blocked_reason;
+  std::string start_blocked_detail;
   std::string unique_id;                   // root pod's id annotation (never logged)
   int unique_id_attempt = 0;
 
