@@ -23,7 +23,7 @@ t0=$(date +%s)
 packages=(build-essential cmake ninja-build pkg-config git curl openssl iproute2 python3 python3-pip
           libcurl4-openssl-dev libssl-dev libboost1.74-dev libcpp-httplib-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev python3-yaml dpkg-dev xz-utils libmbedtls-dev
-          python3-venv python3-pytest)
+          python3-venv python3-pytest iptables libseccomp-dev)
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -58,6 +58,8 @@ log "the local test node (cached by a hash of its sources)"
 "$root/tests/node/build.sh" >/dev/null
 log "Kueue for the shared-cluster tests (cached by version)"
 "$root/tests/kueue/build.sh" >/dev/null
+log "the real node: kubelet, kube-scheduler, kube-proxy, containerd, runc, CNI plugins, CoreDNS (cached by version)"
+"$root/tests/realnode/build.sh" >/dev/null
 
 if [ "$do_build" -eq 1 ]; then
   log "building into $build_dir"

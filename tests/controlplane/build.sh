@@ -2,14 +2,17 @@
 # Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and helm from their Go
 # modules at the versions pinned in versions.env. Output is cached per version under
 # $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run returns at once.
-# Prints the bin directory on its last line.
+# --node also builds kubelet and kube-proxy from the same k8s.io/kubernetes module
+# (tests/realnode). Prints the bin directory on its last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
 source "$here/versions.env"
 cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
 bin="$cache/bin/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION-helm-$HELM_VERSION"
-want=(kube-apiserver kube-controller-manager kube-scheduler kubectl etcd helm)
+kube_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
+if [ "${1:-}" = --node ]; then kube_cmds+=(kubelet kube-proxy); fi
+want=("${kube_cmds[@]}" etcd helm)
 
 have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
 if have_all; then echo "$bin"; exit 0; fi
@@ -49,13 +52,15 @@ import (
 	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
 	_ "k8s.io/kubernetes/cmd/kube-scheduler"
 	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
 )
 GO
     log "resolving k8s.io/kubernetes $KUBE_VERSION modules"
     go mod tidy -e >/dev/null 2>&1 || true
     go get "k8s.io/kubernetes@$KUBE_VERSION" >/dev/null
     go mod tidy >/dev/null
-    for c in kube-apiserver kube-controller-manager kube-scheduler kubectl; do
+    for c in "${kube_cmds[@]}"; do
       [ -x "$bin/$c" ] && continue
       log "building $c"
       local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}

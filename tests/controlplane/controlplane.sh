@@ -13,6 +13,8 @@
 # $CONTROLPLANE_BIND_ADDRESS (default 127.0.0.1) is where kube-apiserver listens; 0.0.0.0 lets
 # pods of the local node (tests/node, bridge 10.244.0.1) reach it directly.
 # $CONTROLPLANE_EXTRA_SANS adds entries (e.g. IP:10.245.0.1) to the apiserver certificate.
+# $CONTROLPLANE_EXTRA_CONTROLLERS adds kube-controller-manager controllers (comma-separated, e.g.
+# endpointslice-controller for cluster DNS on tests/realnode).
 # kube-apiserver reaches nodes' log endpoints (kubectl logs) with the admin client cert and
 # verifies their serving certs against pki/ca.crt (added for tests/node).
 set -euo pipefail
@@ -22,11 +24,11 @@ dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) dir=$2; shift 2 ;;
-    -h|--help) sed -n "2,18p" "$0"; exit 0 ;;
+    -h|--help) sed -n "2,20p" "$0"; exit 0 ;;
     *) echo "controlplane.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n "2,18p" "$0" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n "2,20p" "$0" >&2; exit 2; }
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 log() { echo "[controlplane] $*" >&2; }
 
@@ -174,7 +176,7 @@ ENV
     nohup "$bin/kube-controller-manager" --kubeconfig="$dir/controller-manager.kubeconfig" \
       --authentication-kubeconfig="$dir/controller-manager.kubeconfig" \
       --authorization-kubeconfig="$dir/controller-manager.kubeconfig" \
-      --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller,root-ca-certificate-publisher-controller,resourcequota-controller \
+      --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller,root-ca-certificate-publisher-controller,resourcequota-controller${CONTROLPLANE_EXTRA_CONTROLLERS:+,$CONTROLPLANE_EXTRA_CONTROLLERS} \
       --service-account-private-key-file="$dir/pki/sa.key" --root-ca-file="$dir/pki/ca.crt" \
       --leader-elect=false --secure-port=0 --use-service-account-credentials=true \
       >"$dir/logs/controller-manager.log" 2>&1 &
