@@ -6,8 +6,11 @@
 # down at the end unless --keep (then: source DIR/env; $CONTROLPLANE_BIN/kubectl get nj;
 # scripts/demo.sh --down).
 #
-#   scripts/demo.sh [--keep] [--dir DIR] [--build-dir DIR] [--no-build]
+#   scripts/demo.sh [--real-node] [--keep] [--dir DIR] [--build-dir DIR] [--no-build]
 #   scripts/demo.sh --down [--dir DIR]
+#     --real-node  run it on a real kubelet with containerd, runc, CNI, kube-scheduler, kube-proxy
+#                  and CoreDNS (tests/realnode, state in DIR/realnode), the operator and sidecar
+#                  in containers made from this build (needs root)
 #     --keep       leave the control plane and the node running after the demo
 #     --down       stop a demo that --keep left running in DIR (node, then control plane), exit
 #     --dir        control plane and node state (default .demo); the node's pid is DIR/node.pid
@@ -21,10 +24,12 @@ dir="$root/.demo"
 build="$root/build"
 keep=0
 down=0
+real_node=0
 setup_flags=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --keep) keep=1; shift ;;
+    --real-node) real_node=1; shift ;;
     --down) down=1; shift ;;
     --dir) dir=$2; shift 2 ;;
     --build-dir) build=$2; shift 2 ;;
@@ -121,7 +126,12 @@ if [ "$down" -eq 1 ]; then
   [ "$keep" -eq 0 ] && [ ${#setup_flags[@]} -eq 0 ] || { echo "demo.sh: --down takes only --dir" >&2; exit 2; }
   [ -d "$dir" ] || { echo "demo: nothing to stop: $dir does not exist"; exit 0; }
   dir=$(cd "$dir" && pwd)
-  stop_demo "--down" || echo "demo: nothing was running in $dir"
+  stopped_real=0
+  if [ -f "$dir/realnode/env" ] || [ -f "$dir/realnode/kubelet.pid" ]; then
+    echo "demo: --down: stopping the real node in $dir/realnode"
+    "${sudo[@]}" "$root/tests/realnode/realnode.sh" down --dir "$dir/realnode"; stopped_real=1
+  fi
+  stop_demo "--down" || [ "$stopped_real" = 1 ] || echo "demo: nothing was running in $dir"
   exit 0
 fi
 
@@ -133,6 +143,65 @@ mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 # controlplane.sh up would replace a running control plane under an earlier demo's node, which
 # would keep running against a dead API server and hold the bridge the new node needs.
 if stop_demo "an earlier demo is still running in $dir"; then echo "demo: the earlier demo is stopped"; fi
+
+# run_example <job file> <node log>: applies the example job, waits for Succeeded and shows what
+# a user looks at; exits 1 when the job did not succeed.
+run_example() {
+  phase "run the example job"
+  show kubectl apply -f "$1"
+  local ok=1 i
+  show kubectl wait nccljob/demo --for=jsonpath='{.status.state}'=Succeeded --timeout=120s || ok=0
+  show kubectl get nj
+  show kubectl get nj demo -o wide
+  show kubectl get nj demo -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'
+  show kubectl get events --field-selector involvedObject.kind=NcclJob,involvedObject.name=demo
+  show kubectl get pods -o wide
+  for i in 0 1 2 3; do show kubectl logs "demo-$i" -c trainer || ok=0; done
+  if [ "$ok" -ne 1 ]; then
+    show kubectl describe nj demo || true
+    show kubectl -n nccl-system logs deployment/nccl-operator --tail=40 || true
+    echo "demo: the job did not succeed (node log: $2)" >&2
+    exit 1
+  fi
+  phase "the job succeeded"
+  [ "$keep" -eq 0 ] || echo "demo took $(( $(date +%s) - t0 ))s"
+}
+
+# The demo on a real node (--real-node): its own control plane and node in $dir/realnode.
+real_node_demo() {
+  local rn="$root/tests/realnode/realnode.sh"
+  "$rn" down --dir "$dir/realnode" >/dev/null 2>&1 || true   # an earlier --keep
+  phase "real node (tests/realnode: control plane, kubelet, containerd, runc, CNI, kube-scheduler, kube-proxy, CoreDNS)"
+  "$rn" up --dir "$dir/realnode"
+  # shellcheck source=/dev/null
+  source "$dir/realnode/env"
+  export PATH="$CONTROLPLANE_BIN:$PATH"
+  kubectl=$CONTROLPLANE_BIN/kubectl helm=$CONTROLPLANE_BIN/helm
+  # shellcheck source=../tests/e2e/realnode/lib.sh
+  source "$root/tests/e2e/realnode/lib.sh"
+  if [ "$keep" -eq 1 ]; then
+    trap 'echo "left running: source $dir/realnode/env; \$CONTROLPLANE_BIN/kubectl get nj"; echo "stop it: $(down_command)"' EXIT
+  else
+    trap 'phase "tear down"; "$rn" down --dir "$dir/realnode"; echo "demo took $(( $(date +%s) - t0 ))s in all"' EXIT
+  fi
+  show kubectl get nodes -o wide
+  phase "images: this build's binaries as localhost/nccl-*:dev, imported into the node's containerd"
+  rn_stand_in_images
+  show "$REALNODE_BIN/ctr" --address "$REALNODE_DIR/containerd/containerd.sock" -n k8s.io images ls -q
+  phase "install the operator"
+  show helm install nccl-operator "$root/charts/nccl-operator" -n nccl-system --create-namespace \
+    --set image.repository="${operator_image%:*}" --set image.tag="${operator_image##*:}" \
+    --set sidecarImage.repository="${sidecar_image%:*}" --set sidecarImage.tag="${sidecar_image##*:}"
+  show kubectl -n nccl-system rollout status deployment/nccl-operator --timeout=120s
+  # 4 trainers x 500m do not fit a 2-core node next to the operator: 100m each here.
+  rn_example_job 100m >"$dir/ncclJob.yaml"
+  run_example "$dir/ncclJob.yaml" "$dir/realnode/logs/kubelet.log"
+  exit 0
+}
+if [ "$real_node" -eq 1 ]; then
+  [ "$(id -u)" = 0 ] || { echo "demo.sh: --real-node needs root (a kubelet, containerd, interfaces): sudo scripts/demo.sh --real-node" >&2; exit 1; }
+  real_node_demo
+fi
 
 phase "local control plane"
 "$cp_sh" up --dir "$dir"
@@ -181,21 +250,4 @@ show helm install nccl-operator "$root/charts/nccl-operator" -n nccl-system --cr
 show kubectl -n nccl-system rollout status deployment/nccl-operator --timeout=90s
 show kubectl get crd nccljobs.nccl.dev
 
-phase "run the example job"
-show kubectl apply -f "$root/deploy/examples/ncclJob.yaml"
-ok=1
-show kubectl wait nccljob/demo --for=jsonpath='{.status.state}'=Succeeded --timeout=120s || ok=0
-show kubectl get nj
-show kubectl get nj demo -o wide
-show kubectl get nj demo -o jsonpath='{range .status.conditions[*]}{.type}={.status} {.reason}: {.message}{"\n"}{end}'
-show kubectl get events --field-selector involvedObject.kind=NcclJob,involvedObject.name=demo
-show kubectl get pods -o wide
-for i in 0 1 2 3; do show kubectl logs "demo-$i" -c trainer || ok=0; done
-if [ "$ok" -ne 1 ]; then
-  show kubectl describe nj demo || true
-  show kubectl -n nccl-system logs deployment/nccl-operator --tail=40 || true
-  echo "demo: the job did not succeed (node log: $dir/node.log)" >&2
-  exit 1
-fi
-phase "the job succeeded"
-[ "$keep" -eq 0 ] || echo "demo took $(( $(date +%s) - t0 ))s"
+run_example "$root/deploy/examples/ncclJob.yaml" "$dir/node.log"

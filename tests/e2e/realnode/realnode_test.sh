@@ -1,0 +1,205 @@
+#!/usr/bin/env bash
+# The real-node tier: a real kubelet with containerd and runc, kube-scheduler, kube-proxy and
+# CoreDNS (tests/realnode/realnode.sh) run the operator installed by `helm install` and NcclJobs
+# in real containers.
+#   - the example job (deploy/examples/ncclJob.yaml) reaches Succeeded; kubectl logs of a trainer
+#     and a sidecar; the sidecar started before the trainer and stopped after it; a pod resolves
+#     MASTER_ADDR to pod 0's IP through cluster DNS;
+#   - the operator and the sidecars run as non-root with a read-only root filesystem (read from
+#     their processes on the node);
+#   - a trainer killed with SIGKILL: attempt 2 with a fresh id, then Succeeded; exit code 2 in
+#     failFastExitCodes: Failed without a restart; deleting a job removes its pods, children and
+#     containers;
+#   - what a user sees when the cluster says no: an image that does not exist, a command that
+#     does not exist, a pod that asks more CPU than the node has: kubectl get nj (Reason) and
+#     kubectl describe nj name the pod and the cluster's reason within seconds.
+# Needs root (skips with 77 otherwise). Env: NCCLOP_BUILD_DIR (default build/).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+build=${NCCLOP_BUILD_DIR:-$root/build}
+[ "$(id -u)" = 0 ] || { echo "skipped: needs root (a real kubelet, containerd, interfaces)"; exit 77; }
+dir="$build/realnode"
+t0=$(date +%s)
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+cleanup() { "$root/tests/realnode/realnode.sh" down --dir "$dir" || true; rn_registry_down; }
+trap cleanup EXIT
+rn_registry_up "$build/realnode-images"
+t_images=$(date +%s)
+"$root/tests/realnode/realnode.sh" up --dir "$dir"
+# shellcheck source=/dev/null
+source "$dir/env"
+export PATH="$CONTROLPLANE_BIN:$PATH"
+export HELM_CACHE_HOME="$dir/helm/cache" HELM_CONFIG_HOME="$dir/helm/config" HELM_DATA_HOME="$dir/helm/data"
+t_node=$(date +%s)
+
+failures=0
+pass() { echo "ok   $*"; }
+fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
+check() {  # check <description> <command...>
+  local what=$1; shift
+  if "$@"; then pass "$what"; else fail "$what"; fi
+}
+
+rn_images
+echo "images: operator $operator_image, sidecar $sidecar_image, trainer $trainer_image"
+rn_helm_install ncclop nccl-system
+t_operator=$(date +%s)
+pass "helm install: operator Available on the real node ($((t_operator - t_node))s)"
+
+# ---- the example job ------------------------------------------------------------------------
+ns=rn-example
+kubectl create namespace "$ns" >/dev/null
+applied=$(date +%s.%N)
+rn_example_job 100m | kubectl -n "$ns" apply -f - >/dev/null
+check "example job Succeeded" rn_wait 120 "$ns" nccljob/demo '{.status.state}' Succeeded
+starts=$(kubectl -n "$ns" get pods -o jsonpath='{range .items[*]}{.status.containerStatuses[?(@.name=="trainer")].state.terminated.startedAt}{"\n"}{end}')
+last_start=$(sort <<<"$starts" | tail -1)
+echo "time from apply to all 4 trainers started: $(python3 -c "import datetime,sys; print(round(datetime.datetime.fromisoformat(sys.argv[1].replace('Z','+00:00')).timestamp() - float(sys.argv[2]), 1))" "$last_start" "$applied")s (1 s resolution)"
+log0=$(kubectl -n "$ns" logs demo-0 -c trainer)
+check "kubectl logs demo-0 -c trainer: rank 0 got the id of attempt 1 ($log0)" \
+  grep -q "rank 0 of 4 pods, attempt 1" <<<"$log0"
+sidecar_log=$(kubectl -n "$ns" logs demo-3 -c nccl-sidecar)
+check "kubectl logs demo-3 -c nccl-sidecar is the sidecar's ($(wc -l <<<"$sidecar_log") lines)" test -n "$sidecar_log"
+order=$(kubectl -n "$ns" get pod demo-1 -o jsonpath='{.status.initContainerStatuses[0].state.terminated.startedAt} {.status.containerStatuses[0].state.terminated.startedAt} {.status.containerStatuses[0].state.terminated.finishedAt} {.status.initContainerStatuses[0].state.terminated.finishedAt}')
+read -r side_start train_start train_end side_end <<<"$order"
+check "native sidecar: started before the trainer, stopped after it ($order)" \
+  test -n "$side_end" -a ! "$side_start" \> "$train_start" -a ! "$train_end" \> "$side_end"
+check "the sidecar was stopped by the kubelet after the trainer ended (terminated, not running)" \
+  test "$(kubectl -n "$ns" get pod demo-1 -o jsonpath='{.status.phase}')" = Succeeded
+
+# ---- non-root, read-only root filesystem (from the processes on the node) --------------------
+pid_of() {  # pid_of <namespace> <pod> <container>: the container's first process on the node
+  local id
+  id=$(kubectl -n "$1" get pod "$2" -o jsonpath="{.status.containerStatuses[?(@.name==\"$3\")].containerID}{.status.initContainerStatuses[?(@.name==\"$3\")].containerID}")
+  $REALNODE_CTR tasks ls 2>/dev/null | awk -v id="${id#containerd://}" '$1 == id {print $2}'
+}
+confined() {  # confined <pid>: uid not 0 and / mounted read-only
+  local pid=$1
+  [ -n "$pid" ] || return 1
+  local uid; uid=$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")
+  local root_opts; root_opts=$(awk '$5 == "/" {print $6}' "/proc/$pid/mountinfo" | head -1)
+  echo "     pid $pid uid $uid root mount $root_opts"
+  [ "$uid" != 0 ] && [[ "$root_opts" == ro,* || "$root_opts" == ro ]]
+}
+op_pod=$(kubectl -n nccl-system get pods -o jsonpath='{.items[0].metadata.name}')
+check "operator container: non-root, read-only root filesystem" confined "$(pid_of nccl-system "$op_pod" nccl-operator)"
+
+# ---- SIGKILL of a trainer: attempt 2, fresh id, Succeeded; MASTER_ADDR resolves ----------------
+ns=rn-kill
+kubectl create namespace "$ns" >/dev/null
+kubectl -n "$ns" apply -f - >/dev/null <<YAML
+apiVersion: nccl.dev/v1alpha1
+kind: NcclJob
+metadata: {name: kill}
+spec:
+  replicas: 2
+  gpusPerPod: 0
+  failurePolicy: {maxRestarts: 2, backoffSeconds: 1}
+  template:
+    spec:
+      securityContext: {runAsNonRoot: true, runAsUser: 65532}
+      containers:
+        - name: trainer
+          image: $trainer_image
+          securityContext: {readOnlyRootFilesystem: true, allowPrivilegeEscalation: false}
+          resources: {requests: {cpu: 50m}}
+          # Pod 0's name is in DNS once the endpoint controllers saw its IP: a moment after it starts.
+          command: [sh, -c, 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do getent hosts "\$MASTER_ADDR" && break; sleep 0.5; done; if [ "\$NCCLJOB_ATTEMPT" = 1 ]; then exec nccl-allreduce --linger-seconds 600; else exec nccl-allreduce; fi']
+YAML
+check "kill: attempt 1 running" rn_wait 60 "$ns" nccljob/kill '{.status.state}/{.status.attempt}' Running/1
+id1=$(kubectl -n "$ns" get configmap kill-nccl -o jsonpath='{.data.uniqueId}')
+wait_log() { local d=$(( $(date +%s) + 30 )); until kubectl -n "$ns" logs "$1" -c trainer 2>/dev/null | grep -q "$2"; do [ "$(date +%s)" -lt $d ] || return 1; sleep 0.3; done; }
+check "kill: kill-1's trainer got the id" wait_log kill-1 "id obtained"
+ip0=$(kubectl -n "$ns" get pod kill-0 -o jsonpath='{.status.podIP}')
+resolved=$(kubectl -n "$ns" logs kill-1 -c trainer | head -1)
+check "MASTER_ADDR (kill-0.kill.$ns.svc) resolves to pod kill-0's IP $ip0 in pod kill-1 ($resolved)" \
+  test "$(awk '{print $1}' <<<"$resolved")" = "$ip0"
+check "sidecar container: non-root, read-only root filesystem" confined "$(pid_of "$ns" kill-1 nccl-sidecar)"
+check "trainer container (template asks it): non-root, read-only root filesystem" confined "$(pid_of "$ns" kill-1 trainer)"
+victim=$(pid_of "$ns" kill-1 trainer)
+kill -9 "$victim"
+check "kill: SIGKILL of kill-1's trainer (pid $victim) starts attempt 2" rn_wait 60 "$ns" nccljob/kill '{.status.attempt}' 2
+check "kill: attempt 2 Succeeded" rn_wait 90 "$ns" nccljob/kill '{.status.state}' Succeeded
+id2=$(kubectl -n "$ns" get configmap kill-nccl -o jsonpath='{.data.uniqueId}')
+check "kill: attempt 2 has a fresh id" test -n "$id1" -a -n "$id2" -a "$id1" != "$id2"
+check "kill: the restart says exit code 137" bash -c "kubectl -n $ns get events --field-selector reason=Restarting -o jsonpath='{.items[*].message}' | grep -q 'code 137'"
+
+# ---- delete cleans up ---------------------------------------------------------------------------
+kubectl -n "$ns" delete nccljob kill --wait=false >/dev/null
+gone() { [ -z "$(kubectl -n "$ns" get pods,services,configmaps,serviceaccounts,roles,rolebindings -l nccl.dev/job-name=kill -o name 2>/dev/null)" ] \
+         && ! $REALNODE_CTR containers ls 2>/dev/null | grep -q "io.kubernetes.pod.namespace=$ns"; }
+wait_gone() { local d=$(( $(date +%s) + 60 )); until gone; do [ "$(date +%s)" -lt $d ] || return 1; sleep 0.3; done; }
+check "delete: pods, Service, ConfigMap, RBAC of the job are gone" wait_gone
+check "delete: no container of the job is left in containerd" bash -c "! $REALNODE_CTR containers ls --quiet 'labels.\"io.kubernetes.pod.namespace\"==$ns' | grep -q ."
+
+# ---- fail-fast ------------------------------------------------------------------------------------
+ns=rn-failfast
+kubectl create namespace "$ns" >/dev/null
+kubectl -n "$ns" apply -f - >/dev/null <<YAML
+apiVersion: nccl.dev/v1alpha1
+kind: NcclJob
+metadata: {name: ff}
+spec:
+  replicas: 2
+  gpusPerPod: 0
+  failurePolicy: {maxRestarts: 3, backoffSeconds: 1, failFastExitCodes: [2]}
+  template:
+    spec:
+      containers:
+        - {name: trainer, image: $trainer_image, command: [nccl-allreduce, --no-such-flag], resources: {requests: {cpu: 50m}}}
+YAML
+check "fail-fast: exit code 2 fails the job without a restart" rn_wait 60 "$ns" nccljob/ff \
+  '{.status.state}/{.status.restarts}/{.status.conditions[?(@.type=="Failed")].reason}' Failed/0/FailFastExitCode
+
+# ---- what a user sees when the cluster says no ----------------------------------------------------
+ns=rn-no
+kubectl create namespace "$ns" >/dev/null
+no_job() {  # no_job <name> <trainer container fields as flow YAML>
+  kubectl -n "$ns" apply -f - >/dev/null <<YAML
+apiVersion: nccl.dev/v1alpha1
+kind: NcclJob
+metadata: {name: $1}
+spec:
+  replicas: 2
+  gpusPerPod: 0
+  initTimeoutSeconds: 20
+  failurePolicy: {maxRestarts: 0}
+  template:
+    spec:
+      containers:
+        - {name: trainer, $2}
+YAML
+}
+no_job badimage "image: localhost/no-such-image:1"
+no_job badcommand "image: $trainer_image, command: [/no/such/program], resources: {requests: {cpu: 50m}}"
+no_job toobig "image: $trainer_image, command: [nccl-allreduce], resources: {requests: {cpu: \"64\"}}"
+seen() {  # seen <job> <reason regex> <message regex>: kubectl get nj and describe nj show both
+  local d=$(( $(date +%s) + ${4:-30} )) row desc
+  while [ "$(date +%s)" -lt $d ]; do
+    row=$(kubectl -n "$ns" get nj "$1" --no-headers 2>/dev/null || true)
+    desc=$(kubectl -n "$ns" describe nj "$1" 2>/dev/null || true)
+    if grep -Eq "$2" <<<"$row" && grep -Eq "$3" <<<"$desc"; then
+      echo "     kubectl get nj: $row"
+      echo "     describe: $(grep -Eo "$3.{0,120}" <<<"$desc" | head -1)"
+      return 0
+    fi
+    sleep 0.3
+  done
+  echo "     kubectl get nj: $row" >&2; echo "$desc" | tail -30 >&2
+  return 1
+}
+check "image that does not exist: get nj shows ErrImagePull/ImagePullBackOff, describe names the pod" \
+  seen badimage 'ErrImagePull|ImagePullBackOff' 'pod badimage-[01] cannot start: container trainer: (ErrImagePull|ImagePullBackOff)'
+check "pod that asks 64 CPUs: get nj shows Unschedulable, describe names the pod and the scheduler's reason" \
+  seen toobig 'Unschedulable' 'pod toobig-[01] cannot start: Unschedulable: 0/1 nodes are available: 1 Insufficient cpu'
+check "command that does not exist: the job fails (maxRestarts 0) naming the pod and the runtime's error" \
+  seen badcommand 'Failed.*MaxRestartsExceeded' 'pod badcommand-[01]: trainer exited with code 128 \(StartError\)'
+check "image that does not exist: given up after initTimeoutSeconds (20s)" \
+  seen badimage 'Failed.*MaxRestartsExceeded' 'badimage-[01] cannot start: .*still after initTimeoutSeconds, 20s' 60
+check "unschedulable: given up after initTimeoutSeconds (20s)" \
+  seen toobig 'Failed.*MaxRestartsExceeded' 'toobig-[01] cannot start: Unschedulable.*still after initTimeoutSeconds' 60
+
+echo "images ready in $((t_images - t0))s; real node up in $((t_node - t_images))s; whole tier $(( $(date +%s) - t0 ))s"
+[ "$failures" -eq 0 ] || { echo "$failures checks failed"; exit 1; }
