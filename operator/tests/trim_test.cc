@@ -57,6 +57,8 @@ void ExpectSameObservation(const Json& full) {
     EXPECT_EQ(a.failure_detail, b.failure_detail);
     EXPECT_EQ(a.unique_id, b.unique_id);
     EXPECT_EQ(a.unique_id_attempt, b.unique_id_attempt);
+    EXPECT_EQ(a.start_blocked_reason, b.start_blocked_reason);
+    EXPECT_EQ(a.start_blocked_detail, b.start_blocked_detail);
   }
 }
 
@@ -68,6 +70,12 @@ TEST(TrimPodTest, ObservationIsUnchanged) {
   running["status"]["phase"] = "Running";
   running["metadata"].erase("deletionTimestamp");
   ExpectSameObservation(running);
+  Json pulling = ServerPod(R"({"waiting": {"reason": "ImagePullBackOff", "message": "Back-off pulling image"}})");
+  pulling["status"]["phase"] = "Pending";
+  pulling["status"]["conditions"][1] = {{"type", "PodScheduled"}, {"status", "True"}, {"reason", "r"}};
+  pulling["metadata"].erase("deletionTimestamp");
+  ExpectSameObservation(pulling);
+  EXPECT_EQ(policy::ObservePod(pulling, "trainer").start_blocked_reason, "ImagePullBackOff");
 }
 
 TEST(TrimPodTest, KeepsWhatTheControllerReadsAndDropsTheRest) {
@@ -104,6 +112,17 @@ TEST(TrimPodTest, KeepsWhoDisruptedThePod) {
   EXPECT_EQ(pod["status"]["conditions"][1],
             (Json{{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "EvictionByEvictionAPI"}}))
       << "the reason names the kind of disruption (policy/disruption.h)";
+}
+
+TEST(TrimPodTest, KeepsWhyAPodDoesNotStart) {
+  Json pod = ServerPod(R"({"waiting": {"reason": "ErrImagePull", "message": "not found"}})");
+  pod["status"]["conditions"].push_back(
+      {{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"}, {"message", "0/1 nodes"}, {"lastTransitionTime", "t"}});
+  TrimPod(pod);
+  EXPECT_EQ(pod["status"]["containerStatuses"][1]["state"]["waiting"], (Json{{"reason", "ErrImagePull"}, {"message", "not found"}}));
+  EXPECT_EQ(pod["status"]["conditions"].back(),
+            (Json{{"type", "PodScheduled"}, {"status", "False"}, {"reason", "Unschedulable"}, {"message", "0/1 nodes"}}));
+  EXPECT_EQ(pod["status"]["conditions"][0], (Json{{"type", "Ready"}, {"status", "True"}})) << "other conditions' words are dropped";
 }
 
 TEST(TrimPodTest, GarbageIsLeftAlone) {
