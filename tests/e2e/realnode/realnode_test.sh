@@ -23,7 +23,12 @@ dir="$build/realnode"
 t0=$(date +%s)
 # shellcheck source=lib.sh
 source "$here/lib.sh"
-cleanup() { "$root/tests/realnode/realnode.sh" down --dir "$dir" || true; rn_registry_down; }
+# REALNODE_KEEP=1 leaves the node up for a look (then: realnode.sh down --dir build/realnode).
+cleanup() {
+  [ "${REALNODE_KEEP:-0}" = 1 ] && return
+  "$root/tests/realnode/realnode.sh" down --dir "$dir" || true
+  rn_registry_down
+}
 trap cleanup EXIT
 rn_registry_up "$build/realnode-images"
 t_images=$(date +%s)
@@ -62,12 +67,14 @@ check "kubectl logs demo-0 -c trainer: rank 0 got the id of attempt 1 ($log0)" \
   grep -q "rank 0 of 4 pods, attempt 1" <<<"$log0"
 sidecar_log=$(kubectl -n "$ns" logs demo-3 -c nccl-sidecar)
 check "kubectl logs demo-3 -c nccl-sidecar is the sidecar's ($(wc -l <<<"$sidecar_log") lines)" test -n "$sidecar_log"
+# The job is done when its trainers are; the kubelet stops the sidecars a moment later.
+check "the kubelet stopped demo-1's sidecar after its trainer: pod Succeeded" rn_wait 30 "$ns" pod/demo-1 '{.status.phase}' Succeeded
 order=$(kubectl -n "$ns" get pod demo-1 -o jsonpath='{.status.initContainerStatuses[0].state.terminated.startedAt} {.status.containerStatuses[0].state.terminated.startedAt} {.status.containerStatuses[0].state.terminated.finishedAt} {.status.initContainerStatuses[0].state.terminated.finishedAt}')
 read -r side_start train_start train_end side_end <<<"$order"
 check "native sidecar: started before the trainer, stopped after it ($order)" \
   test -n "$side_end" -a ! "$side_start" \> "$train_start" -a ! "$train_end" \> "$side_end"
-check "the sidecar was stopped by the kubelet after the trainer ended (terminated, not running)" \
-  test "$(kubectl -n "$ns" get pod demo-1 -o jsonpath='{.status.phase}')" = Succeeded
+check "the sidecar exited 0 on the kubelet's SIGTERM" \
+  test "$(kubectl -n "$ns" get pod demo-1 -o jsonpath='{.status.initContainerStatuses[0].state.terminated.exitCode}')" = 0
 
 # ---- non-root, read-only root filesystem (from the processes on the node) --------------------
 pid_of() {  # pid_of <namespace> <pod> <container>: the container's first process on the node
@@ -79,12 +86,12 @@ confined() {  # confined <pid>: uid not 0 and / mounted read-only
   local pid=$1
   [ -n "$pid" ] || return 1
   local uid; uid=$(awk '/^Uid:/ {print $2}' "/proc/$pid/status")
-  local root_opts; root_opts=$(awk '$5 == "/" {print $6}' "/proc/$pid/mountinfo" | head -1)
-  echo "     pid $pid uid $uid root mount $root_opts"
+  local root_opts; root_opts=$(awk '$5 == "/" {print $6; exit}' "/proc/$pid/mountinfo")
+  echo "     pid $pid uid $uid root mount $root_opts, RSS $(awk '/^VmRSS:/ {print $2 " " $3}' "/proc/$pid/status")"
   [ "$uid" != 0 ] && [[ "$root_opts" == ro,* || "$root_opts" == ro ]]
 }
 op_pod=$(kubectl -n nccl-system get pods -o jsonpath='{.items[0].metadata.name}')
-check "operator container: non-root, read-only root filesystem" confined "$(pid_of nccl-system "$op_pod" nccl-operator)"
+check "operator container: non-root, read-only root filesystem" confined "$(pid_of nccl-system "$op_pod" operator)"
 
 # ---- SIGKILL of a trainer: attempt 2, fresh id, Succeeded; MASTER_ADDR resolves ----------------
 ns=rn-kill
@@ -109,11 +116,11 @@ spec:
           command: [sh, -c, 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do getent hosts "\$MASTER_ADDR" && break; sleep 0.5; done; if [ "\$NCCLJOB_ATTEMPT" = 1 ]; then exec nccl-allreduce --linger-seconds 600; else exec nccl-allreduce; fi']
 YAML
 check "kill: attempt 1 running" rn_wait 60 "$ns" nccljob/kill '{.status.state}/{.status.attempt}' Running/1
-id1=$(kubectl -n "$ns" get configmap kill-nccl -o jsonpath='{.data.uniqueId}')
 wait_log() { local d=$(( $(date +%s) + 30 )); until kubectl -n "$ns" logs "$1" -c trainer 2>/dev/null | grep -q "$2"; do [ "$(date +%s)" -lt $d ] || return 1; sleep 0.3; done; }
 check "kill: kill-1's trainer got the id" wait_log kill-1 "id obtained"
+id1=$(kubectl -n "$ns" get configmap kill-nccl -o jsonpath='{.data.attempt}/{.data.uniqueId}')
 ip0=$(kubectl -n "$ns" get pod kill-0 -o jsonpath='{.status.podIP}')
-resolved=$(kubectl -n "$ns" logs kill-1 -c trainer | head -1)
+resolved=$(kubectl -n "$ns" logs kill-1 -c trainer | sed -n 1p)
 check "MASTER_ADDR (kill-0.kill.$ns.svc) resolves to pod kill-0's IP $ip0 in pod kill-1 ($resolved)" \
   test "$(awk '{print $1}' <<<"$resolved")" = "$ip0"
 check "sidecar container: non-root, read-only root filesystem" confined "$(pid_of "$ns" kill-1 nccl-sidecar)"
@@ -122,17 +129,22 @@ victim=$(pid_of "$ns" kill-1 trainer)
 kill -9 "$victim"
 check "kill: SIGKILL of kill-1's trainer (pid $victim) starts attempt 2" rn_wait 60 "$ns" nccljob/kill '{.status.attempt}' 2
 check "kill: attempt 2 Succeeded" rn_wait 90 "$ns" nccljob/kill '{.status.state}' Succeeded
-id2=$(kubectl -n "$ns" get configmap kill-nccl -o jsonpath='{.data.uniqueId}')
-check "kill: attempt 2 has a fresh id" test -n "$id1" -a -n "$id2" -a "$id1" != "$id2"
+id2=$(kubectl -n "$ns" get configmap kill-nccl -o jsonpath='{.data.attempt}/{.data.uniqueId}')
+check "kill: attempt 2 has a fresh id (ConfigMap kill-nccl: attempt ${id1%%/*}, then ${id2%%/*}, ids differ)" \
+  test "${id1%%/*}" = 1 -a "${id2%%/*}" = 2 -a "${id1#*/}" != "${id2#*/}" -a -n "${id1#*/}" -a -n "${id2#*/}"
 check "kill: the restart says exit code 137" bash -c "kubectl -n $ns get events --field-selector reason=Restarting -o jsonpath='{.items[*].message}' | grep -q 'code 137'"
 
 # ---- delete cleans up ---------------------------------------------------------------------------
 kubectl -n "$ns" delete nccljob kill --wait=false >/dev/null
-gone() { [ -z "$(kubectl -n "$ns" get pods,services,configmaps,serviceaccounts,roles,rolebindings -l nccl.dev/job-name=kill -o name 2>/dev/null)" ] \
-         && ! $REALNODE_CTR containers ls 2>/dev/null | grep -q "io.kubernetes.pod.namespace=$ns"; }
-wait_gone() { local d=$(( $(date +%s) + 60 )); until gone; do [ "$(date +%s)" -lt $d ] || return 1; sleep 0.3; done; }
-check "delete: pods, Service, ConfigMap, RBAC of the job are gone" wait_gone
-check "delete: no container of the job is left in containerd" bash -c "! $REALNODE_CTR containers ls --quiet 'labels.\"io.kubernetes.pod.namespace\"==$ns' | grep -q ."
+gone() { [ -z "$(kubectl -n "$ns" get pods,services,configmaps,serviceaccounts,roles,rolebindings -l nccl.dev/job-name=kill -o name 2>/dev/null)" ]; }
+# Exited containers stay in containerd until the kubelet's container GC; none may still run.
+running_in_ns() {
+  local ids; ids=$($REALNODE_CTR containers ls -q "labels.\"io.kubernetes.pod.namespace\"==$ns" 2>/dev/null)
+  $REALNODE_CTR tasks ls 2>/dev/null | awk 'NR > 1 && $3 == "RUNNING" {print $1}' | grep -Fxf <(echo "$ids") -q
+}
+wait_until() { local d=$(( $(date +%s) + $1 )); shift; until "$@"; do [ "$(date +%s)" -lt $d ] || return 1; sleep 0.3; done; }
+check "delete: pods, Service, ConfigMap, RBAC of the job are gone" wait_until 60 gone
+check "delete: no container of the job runs on the node any more" wait_until 30 eval '! running_in_ns' 
 
 # ---- fail-fast ------------------------------------------------------------------------------------
 ns=rn-failfast
@@ -182,7 +194,7 @@ seen() {  # seen <job> <reason regex> <message regex>: kubectl get nj and descri
     desc=$(kubectl -n "$ns" describe nj "$1" 2>/dev/null || true)
     if grep -Eq "$2" <<<"$row" && grep -Eq "$3" <<<"$desc"; then
       echo "     kubectl get nj: $row"
-      echo "     describe: $(grep -Eo "$3.{0,120}" <<<"$desc" | head -1)"
+      echo "     describe: $(grep -Eo "$3.{0,120}" <<<"$desc" | sed -n 1p)"
       return 0
     fi
     sleep 0.3
