@@ -19,6 +19,13 @@ Json Pick(Json& from, std::initializer_list<const char*> keys) {
   return out;
 }
 
+// A string field, or "" when absent or of another kind (a pod is never trusted to be well-formed).
+std::string StringField(const Json& obj, const char* key) {
+  if (!obj.is_object()) return {};
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
 Json TrimContainerStatuses(Json& statuses) {
   Json out = Json::array();
   if (!statuses.is_array()) return out;
@@ -65,10 +72,10 @@ void TrimPod(Json& pod) {
         // DisruptionTarget's reason says who ended the pod (policy/disruption.h); PodScheduled
         // False carries the scheduler's verdict on a pod it cannot place (policy/start_policy.h).
         // No other condition's words are read, so they are not kept.
-        const std::string type = c.value("type", "");
+        const std::string type = StringField(c, "type");
         if (type == "DisruptionTarget") {
           kept.push_back(Pick(c, {"type", "status", "reason"}));
-        } else if (type == "PodScheduled" && c.value("status", "") == "False") {
+        } else if (type == "PodScheduled" && StringField(c, "status") == "False") {
           kept.push_back(Pick(c, {"type", "status", "reason", "message"}));
         } else {
           kept.push_back(Pick(c, {"type", "status"}));

@@ -83,7 +83,7 @@ bool BlocksStart(const std::string& reason) {
 
 // The scheduler's or the kubelet's reason why a pod that has not ended does not start.
 void ObserveStartBlocked(const Json& status, ObservedPod& out) {
-  for (const Json& c : status.value("conditions", Json::array())) {
+  for (const Json& c : ArrayAt(status, "conditions")) {
     if (Str(c, "type") == "PodScheduled" && Str(c, "status") == "False" && Str(c, "reason") == "Unschedulable") {
       out.start_blocked_reason = "Unschedulable";
       out.start_blocked_detail = "Unschedulable: " + MessageTail(Str(c, "message"));
@@ -91,8 +91,8 @@ void ObserveStartBlocked(const Json& status, ObservedPod& out) {
     }
   }
   for (const char* key : {"initContainerStatuses", "containerStatuses"}) {
-    for (const Json& cs : status.value(key, Json::array())) {
-      const Json waiting = cs.value("state", Json::object()).value("waiting", Json::object());
+    for (const Json& cs : ArrayAt(status, key)) {
+      const Json& waiting = ObjectAt(ObjectAt(cs, "state"), "waiting");
       const std::string reason = Str(waiting, "reason");
       if (!BlocksStart(reason)) continue;
       out.start_blocked_reason = reason;
