@@ -191,7 +191,8 @@ real_node_demo() {
   phase "install the operator"
   show helm install nccl-operator "$root/charts/nccl-operator" -n nccl-system --create-namespace \
     --set image.repository="${operator_image%:*}" --set image.tag="${operator_image##*:}" \
-    --set sidecarImage.repository="${sidecar_image%:*}" --set sidecarImage.tag="${sidecar_image##*:}"
+    --set sidecarImage.repository="${sidecar_image%:*}" --set sidecarImage.tag="${sidecar_image##*:}" \
+    --set image.pullPolicy=IfNotPresent --set sidecarImage.pullPolicy=IfNotPresent
   show kubectl -n nccl-system rollout status deployment/nccl-operator --timeout=120s
   # 4 trainers x 500m do not fit a 2-core node next to the operator: 100m each here.
   rn_example_job 100m >"$dir/ncclJob.yaml"

@@ -26,23 +26,26 @@ rn_stand_in_images() {
 }
 
 # The images for the node: those built from deploy/docker by tests/images/build.sh and served
-# by its loopback registry when that script exists (and REALNODE_STAND_IN_IMAGES is not 1),
-# else the stand-ins above. Call before realnode.sh up with `rn_registry_up D` (it exports
+# by its loopback registry with REALNODE_STAND_IN_IMAGES=0 (not yet run in the tier), else the
+# stand-ins above (the default). Call before realnode.sh up with `rn_registry_up D` (it exports
 # REALNODE_REGISTRY for the node), then `rn_images` after it. Sets *_image.
 rn_registry_up() {  # rn_registry_up <dir>
   rn_images_dir=""
-  [ "${REALNODE_STAND_IN_IMAGES:-0}" != 1 ] && [ -x "$rn_root/tests/images/build.sh" ] || return 0
+  [ "${REALNODE_STAND_IN_IMAGES:-1}" = 0 ] && [ -x "$rn_root/tests/images/build.sh" ] || return 0
   rn_images_dir=$1
   "$rn_root/tests/images/build.sh" up --dir "$rn_images_dir" >&2
   # shellcheck source=/dev/null
   source "$rn_images_dir/registry.env"
   export REALNODE_REGISTRY=$REGISTRY
 }
+# rn_pull_policy: Always from the registry; IfNotPresent for stand-ins, which exist only on the node.
 rn_images() {
   if [ -n "${rn_images_dir:-}" ]; then
     operator_image=$OPERATOR_IMAGE sidecar_image=$SIDECAR_IMAGE trainer_image=$TRAINER_IMAGE
+    rn_pull_policy=Always
   else
     rn_stand_in_images
+    rn_pull_policy=IfNotPresent
   fi
 }
 rn_registry_down() { [ -z "${rn_images_dir:-}" ] || "$rn_root/tests/images/build.sh" down --dir "$rn_images_dir" >&2 || true; }
@@ -53,6 +56,7 @@ rn_helm_install() {  # rn_helm_install <release> <namespace> [helm args...]
   helm install "$rel" "$rn_root/charts/nccl-operator" -n "$ns" --create-namespace \
     --set image.repository="${operator_image%:*}" --set image.tag="${operator_image##*:}" \
     --set sidecarImage.repository="${sidecar_image%:*}" --set sidecarImage.tag="${sidecar_image##*:}" \
+    --set image.pullPolicy="$rn_pull_policy" --set sidecarImage.pullPolicy="$rn_pull_policy" \
     "$@" >/dev/null
   kubectl -n "$ns" wait deployment --all --for=condition=Available --timeout=120s >/dev/null
 }
