@@ -258,7 +258,6 @@ failSwapOn: false
 serializeImagePulls: false
 imageGCHighThresholdPercent: 100
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
-localStorageCapacityIsolation: false
 podPidsLimit: -1
 maxPods: 110
 YAML
