@@ -113,14 +113,17 @@ spec:
           securityContext: {readOnlyRootFilesystem: true, allowPrivilegeEscalation: false}
           resources: {requests: {cpu: 50m}}
           # Pod 0's name is in DNS once the endpoint controllers saw its IP: a moment after it starts.
-          command: [sh, -c, 'for i in 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20; do getent hosts "\$MASTER_ADDR" && break; sleep 0.5; done; if [ "\$NCCLJOB_ATTEMPT" = 1 ]; then exec nccl-allreduce --linger-seconds 600; else exec nccl-allreduce; fi']
+          command: [sh, -c, 'n=0; until getent hosts "\$MASTER_ADDR"; do n=\$((n+1)); [ \$n -ge 120 ] && break; sleep 0.5; done; if [ "\$NCCLJOB_ATTEMPT" = 1 ]; then exec nccl-allreduce --linger-seconds 600; else exec nccl-allreduce; fi']
 YAML
 check "kill: attempt 1 running" rn_wait 60 "$ns" nccljob/kill '{.status.state}/{.status.attempt}' Running/1
 wait_log() { local d=$(( $(date +%s) + 30 )); until kubectl -n "$ns" logs "$1" -c trainer 2>/dev/null | grep -q "$2"; do [ "$(date +%s)" -lt $d ] || return 1; sleep 0.3; done; }
 check "kill: kill-1's trainer got the id" wait_log kill-1 "id obtained"
 id1=$(kubectl -n "$ns" get configmap kill-nccl -o jsonpath='{.data.attempt}/{.data.uniqueId}')
 ip0=$(kubectl -n "$ns" get pod kill-0 -o jsonpath='{.status.podIP}')
-resolved=$(kubectl -n "$ns" logs kill-1 -c trainer | sed -n 1p)
+# The trainer's first line is getent's answer once pod 0's name is in DNS (it retries up to 60 s).
+deadline=$((SECONDS + 75))
+until resolved=$(kubectl -n "$ns" logs kill-1 -c trainer 2>/dev/null | sed -n 1p) && [[ "$resolved" == *"kill-0.kill.$ns.svc"* ]] \
+      || [ "$SECONDS" -ge "$deadline" ]; do sleep 0.5; done
 check "MASTER_ADDR (kill-0.kill.$ns.svc) resolves to pod kill-0's IP $ip0 in pod kill-1 ($resolved)" \
   test "$(awk '{print $1}' <<<"$resolved")" = "$ip0"
 check "sidecar container: non-root, read-only root filesystem" confined "$(pid_of "$ns" kill-1 nccl-sidecar)"
