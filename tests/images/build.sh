@@ -160,7 +160,7 @@ http:
   addr: $registry
 EOF
   OTEL_TRACES_EXPORTER=none OTEL_SDK_DISABLED=true setsid "$bin/registry" serve "$dir/registry.yml" \
-    >"$dir/logs/registry.log" 2>&1 < /dev/null &
+    >"$dir/logs/registry.log" 2>&1 < /dev/null 9>&- &   # not the build lock: the registry outlives `up`
   echo $! > "$dir/registry.pid"
   wait_for 30 registry "$dir/registry.pid" curl -sf "http://$registry/v2/"
   log "registry on $registry (storage $state/registry)"
@@ -186,7 +186,7 @@ EOF
   # archives as this machine; no CNI needed.
   setsid "$bin/buildkitd" --config "$dir/buildkitd.toml" --addr "unix://$sock" \
     --oci-worker=true --containerd-worker=false --oci-worker-net=host \
-    >"$dir/logs/buildkitd.log" 2>&1 < /dev/null &
+    >"$dir/logs/buildkitd.log" 2>&1 < /dev/null 9>&- &
   echo $! > "$dir/buildkitd.pid"
   wait_for 60 buildkitd "$dir/buildkitd.pid" "$bin/buildctl" --addr "unix://$sock" debug workers
 }

@@ -38,6 +38,7 @@ type agent struct {
 	ipPath      string
 	unsharePath string
 	cpu, memory string
+	ephemeral   string // allocatable ephemeral-storage, as a kubelet reports its root filesystem
 	maxPods     int
 	gpus        int
 	schedule    bool
@@ -49,9 +50,10 @@ type agent struct {
 
 func (a *agent) nodeObject() *v1.Node {
 	rl := v1.ResourceList{
-		v1.ResourceCPU:    resource.MustParse(a.cpu),
-		v1.ResourceMemory: resource.MustParse(a.memory),
-		v1.ResourcePods:   *resource.NewQuantity(int64(a.maxPods), resource.DecimalSI),
+		v1.ResourceCPU:              resource.MustParse(a.cpu),
+		v1.ResourceMemory:           resource.MustParse(a.memory),
+		v1.ResourceEphemeralStorage: resource.MustParse(a.ephemeral),
+		v1.ResourcePods:             *resource.NewQuantity(int64(a.maxPods), resource.DecimalSI),
 	}
 	if a.gpus > 0 {
 		rl["nvidia.com/gpu"] = *resource.NewQuantity(int64(a.gpus), resource.DecimalSI)

@@ -70,6 +70,7 @@ func main() {
 		caKey      = flag.String("ca-key", filepath.Join(cpDir, "pki/ca.key"), "cluster CA key, signs the serving certificate")
 		cpu        = flag.String("cpu", strconv.Itoa(runtime.NumCPU()), "allocatable cpu")
 		memory     = flag.String("memory", "16Gi", "allocatable memory")
+		ephemeral  = flag.String("ephemeral-storage", "100Gi", "allocatable ephemeral-storage (a kubelet reports it; pods that request it fit only where a node has it)")
 		maxPods    = flag.Int("max-pods", 110, "allocatable pods")
 		gpus       = flag.Int("gpus", 0, "allocatable nvidia.com/gpu")
 		schedule   = flag.Bool("schedule", true, "bind pending pods without a node to this node (a trivial scheduler)")
@@ -85,7 +86,7 @@ func main() {
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	log.SetPrefix("[testnode] ")
 	if err := runNode(nodeOptions{*kubeconfig, *nodeName, *nodeIP, *port, *debugAddr, *stateDir, *bridge, *podCIDR, *imageMapF,
-		*caCert, *caKey, *cpu, *memory, *maxPods, *gpus, *schedule, *proxy, *svcHost, *svcPort}); err != nil {
+		*caCert, *caKey, *cpu, *memory, *ephemeral, *maxPods, *gpus, *schedule, *proxy, *svcHost, *svcPort}); err != nil {
 		log.Printf("error: %v", err)
 		os.Exit(1)
 	}
@@ -97,6 +98,7 @@ type nodeOptions struct {
 	debugAddr, stateDir          string
 	bridge, podCIDR, imageMap    string
 	caCert, caKey, cpu, memory   string
+	ephemeral                    string
 	maxPods, gpus                int
 	schedule, proxy              bool
 	serviceHost, servicePort     string
@@ -194,7 +196,7 @@ func runNode(o nodeOptions) error {
 
 	a := &agent{client: client, nodeName: o.nodeName, nodeIP: o.nodeIP, port: o.port, stateDir: o.stateDir, images: images,
 		net: netw, caPEM: caPEM, serviceHost: o.serviceHost, servicePort: o.servicePort, ipPath: ipPath, unsharePath: unsharePath,
-		cpu: o.cpu, memory: o.memory, maxPods: o.maxPods, gpus: o.gpus, schedule: o.schedule,
+		cpu: o.cpu, memory: o.memory, ephemeral: o.ephemeral, maxPods: o.maxPods, gpus: o.gpus, schedule: o.schedule,
 		pods: map[types.UID]*podRunner{}, ended: map[types.UID]bool{}}
 
 	logSrv := &http.Server{Handler: a.logHandler(), TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert},
