@@ -1,6 +1,11 @@
 #include "http/server.h"
 
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <vector>
 
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
@@ -49,6 +54,44 @@ TEST(Server, ServesRoutesAndRejectsTheRest) {
   EXPECT_EQ(Fetch(server.port(), bhttp::verb::get, "/readyz").result_int(), 503);
   EXPECT_EQ(Fetch(server.port(), bhttp::verb::get, "/nope").result_int(), 404);
   EXPECT_EQ(Fetch(server.port(), bhttp::verb::post, "/metrics").result_int(), 405);
+  server.Stop();
+}
+
+// A flood of idle connections closes the oldest beyond the limit (bounded descriptors) and a
+// probe arriving after it is still answered.
+TEST(Server, IdleConnectionsBeyondTheLimitCloseTheOldestAndProbesStillGetAnswers) {
+  constexpr std::size_t kLimit = 8;
+  constexpr int kIdle = 20;
+  Server server;
+  server.SetMaxConnections(kLimit);
+  server.Handle("/healthz", [] { return Reply{200, "text/plain", "ok\n"}; });
+  ASSERT_TRUE(server.Start({"127.0.0.1", 0}).ok());
+
+  boost::asio::io_context io;
+  std::vector<boost::asio::ip::tcp::socket> idle;
+  for (int i = 0; i < kIdle; ++i) {
+    idle.emplace_back(io);
+    idle.back().connect({boost::asio::ip::make_address("127.0.0.1"), server.port()});
+  }
+  EXPECT_EQ(Fetch(server.port(), bhttp::verb::get, "/healthz").result_int(), 200);
+
+  // The server closed the oldest ones (the probe took a slot too): a read on each ends (EOF or
+  // reset) within 2 s, well before the server's 30 s request timeout would close any of them;
+  // the newest ones are still open.
+  const int evicted = kIdle - static_cast<int>(kLimit) + 1;
+  for (int i = 0; i < kIdle; ++i) {
+    int fd = idle[i].native_handle();
+    char byte;
+    if (i < evicted) {
+      ::timeval timeout{2, 0};
+      ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+      ssize_t n = ::recv(fd, &byte, 1, 0);
+      EXPECT_TRUE(n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK)) << "connection " << i;
+    } else {
+      ssize_t n = ::recv(fd, &byte, 1, MSG_DONTWAIT);
+      EXPECT_TRUE(n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) << "connection " << i;
+    }
+  }
   server.Stop();
 }
 

@@ -3,6 +3,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <list>
 
 namespace ncclop::http {
 namespace {
@@ -12,18 +13,40 @@ namespace beast = boost::beast;
 namespace bhttp = beast::http;
 using tcp = asio::ip::tcp;
 
+constexpr auto kRequestTimeout = std::chrono::seconds(30);  // to read one whole request
+constexpr auto kAcceptRetry = std::chrono::milliseconds(100);
+
+class Session;
+// The open connections, oldest first; only touched on the server's one io thread.
+using Sessions = std::list<std::weak_ptr<Session>>;
+
 // One connection: read a request, answer, repeat while keep-alive.
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const std::map<std::string, Handler>* handlers)
-      : stream_(std::move(socket)), handlers_(handlers) {}
+  Session(tcp::socket socket, const std::map<std::string, Handler>* handlers, Sessions* sessions)
+      : stream_(std::move(socket)), handlers_(handlers), sessions_(sessions) {}
+  ~Session() {
+    if (listed_) sessions_->erase(self_);
+  }
 
-  void Start() { Read(); }
+  void Start(Sessions::iterator self) {
+    self_ = self;
+    listed_ = true;
+    Read();
+  }
+  // Closes the connection (already taken off the list); the pending read or write then ends
+  // and drops the session.
+  void Close() {
+    listed_ = false;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.socket().close(ignored);
+  }
 
  private:
   void Read() {
     request_ = {};
-    stream_.expires_after(std::chrono::seconds(30));
+    stream_.expires_after(kRequestTimeout);
     bhttp::async_read(stream_, buffer_, request_,
                       [self = shared_from_this()](beast::error_code ec, std::size_t) { self->OnRead(ec); });
   }
@@ -66,20 +89,44 @@ class Session : public std::enable_shared_from_this<Session> {
   beast::flat_buffer buffer_;
   bhttp::request<bhttp::string_body> request_;
   const std::map<std::string, Handler>* handlers_;
+  Sessions* sessions_;
+  Sessions::iterator self_;
+  bool listed_ = false;
 };
 
 }  // namespace
 
 struct Server::Impl {
+  // First, so that it outlives the io_context, whose destructor drops the sessions' handlers.
+  Sessions sessions;
   asio::io_context io{1};
   tcp::acceptor acceptor{io};
   std::thread thread;
+  asio::steady_timer retry{io};
   const std::map<std::string, Handler>* handlers = nullptr;
+  std::size_t max_connections = kDefaultMaxConnections;
 
   void Accept() {
     acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;
-      if (!ec) std::make_shared<Session>(std::move(socket), handlers)->Start();
+      if (ec) {
+        // Out of file descriptors (EMFILE/ENFILE) or the like: accepting again at once would
+        // spin a core; the listen backlog holds the clients meanwhile.
+        retry.expires_after(kAcceptRetry);
+        retry.async_wait([this](beast::error_code wait_ec) {
+          if (!wait_ec) Accept();
+        });
+        return;
+      }
+      // At the limit the oldest connection goes (most likely an idle keep-alive), so a flood of
+      // idle connections costs a bounded number of descriptors and never shuts out a probe.
+      while (sessions.size() >= max_connections) {
+        auto oldest = sessions.front().lock();  // never expired: a session unlists itself
+        sessions.pop_front();
+        if (oldest) oldest->Close();
+      }
+      auto session = std::make_shared<Session>(std::move(socket), handlers, &sessions);
+      session->Start(sessions.insert(sessions.end(), session));
       Accept();
     });
   }
@@ -111,6 +158,8 @@ Server::Server() : impl_(std::make_unique<Impl>()) {}
 Server::~Server() { Stop(); }
 
 void Server::Handle(const std::string& path, Handler handler) { handlers_[path] = std::move(handler); }
+
+void Server::SetMaxConnections(std::size_t limit) { impl_->max_connections = limit < 1 ? 1 : limit; }
 
 kube::Status Server::Start(const BindAddress& address) {
   beast::error_code ec;

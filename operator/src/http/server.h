@@ -1,6 +1,8 @@
 // A small asynchronous HTTP/1.1 server (Boost.Beast) for /metrics, /healthz and /readyz. It
 // runs on its own thread and io_context, so a slow scraper never holds up a reconcile, and
-// handlers only read atomics or render text.
+// handlers only read atomics or render text. A request must arrive whole within 30 s; at most
+// kDefaultMaxConnections are open (a new one closes the oldest); accept errors (out of file
+// descriptors) back off 100 ms instead of spinning.
 #pragma once
 
 #include <functional>
@@ -12,6 +14,8 @@
 #include "kube/status.h"
 
 namespace ncclop::http {
+
+inline constexpr std::size_t kDefaultMaxConnections = 64;
 
 struct Reply {
   int code = 200;
@@ -36,6 +40,8 @@ class Server {
   Server& operator=(const Server&) = delete;
 
   void Handle(const std::string& path, Handler handler);  // before Start; GET and HEAD only
+  // Open connections at most (before Start); a new one beyond it closes the oldest.
+  void SetMaxConnections(std::size_t limit);
   kube::Status Start(const BindAddress& address);
   void Stop();
   unsigned short port() const { return port_; }  // the bound port (after Start)
