@@ -2,7 +2,6 @@
 // ca.crt, namespace), each possibly missing, empty or garbage. Property: an accepted config
 // names an https server built from the host and port given, with a port number in range and a host
 // without URL syntax (else the error would surface later as a confusing connection failure).
-#include <fuzzer/FuzzedDataProvider.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,6 +9,7 @@
 #include <fstream>
 #include <string>
 
+#include "fuzz_input.h"
 #include "kube/config.h"
 
 namespace {
@@ -35,7 +35,7 @@ void WriteOrRemove(const fs::path& path, bool present, const std::string& conten
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  FuzzedDataProvider in(data, size);
+  fuzz::Input in(data, size);
   const std::string host = in.ConsumeRandomLengthString(64);
   const std::string port = in.ConsumeRandomLengthString(16);
   const uint8_t present = in.ConsumeIntegral<uint8_t>();

@@ -1,16 +1,15 @@
 // The env contract as a trainer container sees it (the operator injects it, but a user can
 // override any variable in the pod template). Property: an accepted env is self-consistent:
 // the ranks of this pod lie inside the world, the attempt is positive, the sidecar URL is http.
-#include <fuzzer/FuzzedDataProvider.h>
-
 #include <cstdlib>
 #include <map>
 #include <string>
 
+#include "fuzz_input.h"
 #include "nccl_k8s/job_env.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  FuzzedDataProvider in(data, size);
+  fuzz::Input in(data, size);
   static const char* kNames[] = {"NCCLJOB_NAME", "NCCLJOB_INDEX", "NCCLJOB_REPLICAS", "NCCLJOB_GPUS_PER_POD",
                                  "NCCLJOB_WORLD_SIZE", "NCCLJOB_ATTEMPT", "NCCLJOB_SIDECAR_URL",
                                  "NCCLJOB_POD_IP", "NCCLJOB_INIT_TIMEOUT_SECONDS"};

@@ -2,16 +2,15 @@
 // Content-Length or chunked body), the flat JSON in it, and the sidecar URL. Properties: a parsed
 // body is never longer than the bytes received; a flat-JSON string field contains no quote or
 // backslash (escapes are refused, never guessed).
-#include <fuzzer/FuzzedDataProvider.h>
-
 #include <cstdlib>
 #include <string>
 
+#include "fuzz_input.h"
 #include "flat_json.h"
 #include "http_client.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  FuzzedDataProvider in(data, size);
+  fuzz::Input in(data, size);
   const std::string url = in.ConsumeRandomLengthString(64);
   const std::string key = in.ConsumeRandomLengthString(8);
   const std::string raw = in.ConsumeRemainingBytesAsString();

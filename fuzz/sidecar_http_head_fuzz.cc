@@ -3,11 +3,10 @@
 // from exactly its own bytes; every shorter prefix of it is "incomplete" (the server keeps
 // reading instead of answering 400 to a request that arrived in pieces); a head never claims
 // more bytes than it was given; query parameters decode without crashing.
-#include <fuzzer/FuzzedDataProvider.h>
-
 #include <cstdlib>
 #include <string>
 
+#include "fuzz_input.h"
 #include "http_message.h"
 
 namespace {
@@ -21,7 +20,7 @@ bool SameHead(const sidecar::RequestHead& a, const sidecar::RequestHead& b) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  FuzzedDataProvider in(data, size);
+  fuzz::Input in(data, size);
   const size_t max_head = in.ConsumeIntegralInRange<size_t>(16, 8192);
   const std::string received = in.ConsumeRemainingBytesAsString();
   auto whole = sidecar::ParseRequestHead(received, max_head);

@@ -3,13 +3,12 @@
 // Properties: an accepted id is exactly 128 bytes of this pod's attempt; a poll timeout is within
 // [0, max]; a ConfigMap view never carries a foreign job UID or a short id; after the annotation
 // patch is merged into any pod, the pod has the annotation; an accepted config is self-consistent.
-#include <fuzzer/FuzzedDataProvider.h>
-
 #include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
 
+#include "fuzz_input.h"
 #include "config.h"
 #include "id_annotation.h"
 #include "id_configmap.h"
@@ -17,7 +16,7 @@
 
 namespace {
 
-void PostBody(FuzzedDataProvider& in) {
+void PostBody(fuzz::Input& in) {
   const int64_t pod_attempt = in.ConsumeIntegralInRange<int64_t>(1, 5);
   const std::string content_type = in.ConsumeRandomLengthString(40);
   const std::string body = in.ConsumeRemainingBytesAsString();
@@ -31,7 +30,7 @@ void PostBody(FuzzedDataProvider& in) {
   }
 }
 
-void PollTimeout(FuzzedDataProvider& in) {
+void PollTimeout(fuzz::Input& in) {
   const bool present = in.ConsumeBool();
   const std::string value = in.ConsumeRemainingBytesAsString();
   auto parsed = sidecar::ParsePollTimeout(present ? std::optional<std::string_view>(value) : std::nullopt);
@@ -40,7 +39,7 @@ void PollTimeout(FuzzedDataProvider& in) {
   }
 }
 
-void ConfigMap(FuzzedDataProvider& in) {
+void ConfigMap(fuzz::Input& in) {
   const std::string expected_uid = in.ConsumeRandomLengthString(16);
   auto cm = nlohmann::json::parse(in.ConsumeRemainingBytesAsString(), nullptr, false);
   if (cm.is_discarded()) return;
@@ -51,7 +50,7 @@ void ConfigMap(FuzzedDataProvider& in) {
   if (view->id && view->id->size() != sidecar::kUniqueIdBytes) std::abort();
 }
 
-void Annotation(FuzzedDataProvider& in) {
+void Annotation(fuzz::Input& in) {
   const int64_t attempt = in.ConsumeIntegral<int64_t>();
   const std::string id = in.ConsumeBytesAsString(sidecar::kUniqueIdBytes);
   auto pod = nlohmann::json::parse(in.ConsumeRemainingBytesAsString(), nullptr, false);
@@ -61,7 +60,7 @@ void Annotation(FuzzedDataProvider& in) {
   if (!sidecar::PodHasIdAnnotation(pod, attempt, id)) std::abort();
 }
 
-void Config(FuzzedDataProvider& in) {
+void Config(fuzz::Input& in) {
   std::map<std::string, std::string, std::less<>> env;
   static const char* kNames[] = {"NCCLJOB_NAME", "NCCLJOB_NAMESPACE", "NCCLJOB_UID", "NCCLJOB_INDEX",
                                  "NCCLJOB_REPLICAS", "NCCLJOB_GPUS_PER_POD", "NCCLJOB_ATTEMPT",
@@ -88,7 +87,7 @@ void Config(FuzzedDataProvider& in) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  FuzzedDataProvider in(data, size);
+  fuzz::Input in(data, size);
   switch (in.ConsumeIntegralInRange<int>(0, 4)) {
     case 0: PostBody(in); break;
     case 1: PollTimeout(in); break;

@@ -1,12 +1,11 @@
 // The watch decoder on bytes from the API server, cut anywhere. Property: the events and decode
 // errors are the same whether the stream arrives whole, one byte at a time, or in the chunks the
 // input picks; and the decoder never holds more than its line limit.
-#include <fuzzer/FuzzedDataProvider.h>
-
 #include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "fuzz_input.h"
 #include "kube/watch.h"
 
 namespace {
@@ -36,7 +35,7 @@ std::vector<std::string> Decode(std::string_view stream, const std::vector<std::
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  FuzzedDataProvider in(data, size);
+  fuzz::Input in(data, size);
   const std::size_t max_line = in.ConsumeIntegralInRange<std::size_t>(1, 4096);
   std::vector<std::size_t> chunks(in.ConsumeIntegralInRange<std::size_t>(1, 8));
   for (auto& c : chunks) c = in.ConsumeIntegralInRange<std::size_t>(1, 64);
