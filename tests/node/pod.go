@@ -87,7 +87,8 @@ type podRunner struct {
 	message     string
 	initialized bool
 	netReady    bool
-	stopping    bool // sidecars are being stopped after the main containers ended
+	stopping    bool        // sidecars are being stopped after the main containers ended
+	endPhase    v1.PodPhase // the phase to report once stopping is over
 	deleting    bool
 	finished    bool
 	startTime   time.Time
@@ -405,9 +406,7 @@ func (p *podRunner) advance(ctx context.Context) {
 				return
 			}
 		}
-		p.finished = true
-		p.logf("finished: phase %s", p.phase)
-		p.releaseNetLocked()
+		p.finishLocked()
 		return
 	}
 	allDone, allZero := true, true
@@ -443,13 +442,18 @@ func (p *podRunner) advance(ctx context.Context) {
 		}
 		p.beginStopLocked(phase)
 		if !p.anyRunningLocked() {
-			p.finished = true
-			p.logf("finished: phase %s", p.phase)
-			p.releaseNetLocked()
+			p.finishLocked()
 		}
 	} else if p.phase == v1.PodPending {
 		p.phase = v1.PodRunning
 	}
+}
+
+// finishLocked: every container has stopped; the pod takes its end phase.
+func (p *podRunner) finishLocked() {
+	p.phase, p.finished = p.endPhase, true
+	p.logf("finished: phase %s", p.phase)
+	p.releaseNetLocked()
 }
 
 // releaseNetLocked gives the pod's namespace and IP back once; the name may be reused by
@@ -478,10 +482,13 @@ func (p *podRunner) anyRunningLocked() bool {
 	return false
 }
 
-// beginStopLocked ends the pod: SIGTERM to what still runs (the sidecars), SIGKILL after the
-// termination grace period.
+// beginStopLocked ends the pod in the given phase: SIGTERM to what still runs (the sidecars,
+// once the main containers ended), SIGKILL after the termination grace period. As a kubelet does, the phase stays until every container
+// has stopped (finishLocked): a Succeeded pod has no running sidecar, and its sidecars'
+// terminated states arrive with the phase. (testnode reported the phase at once; the real
+// kubelet of tests/realnode does not.)
 func (p *podRunner) beginStopLocked(phase v1.PodPhase) {
-	p.phase, p.stopping = phase, true
+	p.endPhase, p.stopping = phase, true
 	grace := int64(30)
 	if p.pod.Spec.TerminationGracePeriodSeconds != nil {
 		grace = *p.pod.Spec.TerminationGracePeriodSeconds
