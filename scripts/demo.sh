@@ -9,8 +9,9 @@
 #   scripts/demo.sh [--real-node] [--keep] [--dir DIR] [--build-dir DIR] [--no-build]
 #   scripts/demo.sh --down [--dir DIR]
 #     --real-node  run it on a real kubelet with containerd, runc, CNI, kube-scheduler, kube-proxy
-#                  and CoreDNS (tests/realnode, state in DIR/realnode), the operator and sidecar
-#                  in containers made from this build (needs root)
+#                  and CoreDNS (tests/realnode, state in DIR/realnode), in containers of the images
+#                  built from deploy/docker/Dockerfile (tests/images, registry in DIR/images; a
+#                  source change rebuilds their C++) and installed as the README says (needs root)
 #     --keep       leave the control plane and the node running after the demo
 #     --down       stop a demo that --keep left running in DIR (node, then control plane), exit
 #     --dir        control plane and node state (default .demo); the node's pid is DIR/node.pid
@@ -131,6 +132,10 @@ if [ "$down" -eq 1 ]; then
     echo "demo: --down: stopping the real node in $dir/realnode"
     "${sudo[@]}" "$root/tests/realnode/realnode.sh" down --dir "$dir/realnode"; stopped_real=1
   fi
+  if [ -f "$dir/images/registry.pid" ]; then
+    echo "demo: --down: stopping the image registry in $dir/images"
+    "${sudo[@]}" "$root/tests/images/build.sh" down --dir "$dir/images"; stopped_real=1
+  fi
   stop_demo "--down" || [ "$stopped_real" = 1 ] || echo "demo: nothing was running in $dir"
   exit 0
 fi
@@ -167,35 +172,34 @@ run_example() {
   [ "$keep" -eq 0 ] || echo "demo took $(( $(date +%s) - t0 ))s"
 }
 
-# The demo on a real node (--real-node): its own control plane and node in $dir/realnode.
+# The demo on a real node (--real-node): its own control plane and node in $dir/realnode, the
+# images of deploy/docker/Dockerfile built by tests/images/build.sh and served by its loopback
+# registry ($dir/images), the README's install commands.
 real_node_demo() {
   local rn="$root/tests/realnode/realnode.sh"
   "$rn" down --dir "$dir/realnode" >/dev/null 2>&1 || true   # an earlier --keep
+  # shellcheck source=../tests/e2e/realnode/lib.sh
+  source "$root/tests/e2e/realnode/lib.sh"
+  phase "images (tests/images/build.sh: deploy/docker/Dockerfile built by BuildKit, pushed to a loopback registry; cached)"
+  NCCLOP_IMAGES_DIR="" rn_images_up "$dir/images"
+  cat "$dir/images/images.txt"
+  if [ "$keep" -eq 1 ]; then
+    trap 'echo "left running: source $dir/realnode/env; \$CONTROLPLANE_BIN/kubectl get nj"; echo "stop it: $(down_command)"' EXIT
+  else
+    trap 'phase "tear down"; "$rn" down --dir "$dir/realnode"; rn_images_down; echo "demo took $(( $(date +%s) - t0 ))s in all"' EXIT
+  fi
   phase "real node (tests/realnode: control plane, kubelet, containerd, runc, CNI, kube-scheduler, kube-proxy, CoreDNS)"
-  "$rn" up --dir "$dir/realnode"
+  rn_node_up "$dir/realnode"
   # shellcheck source=/dev/null
   source "$dir/realnode/env"
   export PATH="$CONTROLPLANE_BIN:$PATH"
   kubectl=$CONTROLPLANE_BIN/kubectl helm=$CONTROLPLANE_BIN/helm
-  # shellcheck source=../tests/e2e/realnode/lib.sh
-  source "$root/tests/e2e/realnode/lib.sh"
-  if [ "$keep" -eq 1 ]; then
-    trap 'echo "left running: source $dir/realnode/env; \$CONTROLPLANE_BIN/kubectl get nj"; echo "stop it: $(down_command)"' EXIT
-  else
-    trap 'phase "tear down"; "$rn" down --dir "$dir/realnode"; echo "demo took $(( $(date +%s) - t0 ))s in all"' EXIT
-  fi
   show kubectl get nodes -o wide
-  phase "images: this build's binaries as localhost/nccl-*:dev, imported into the node's containerd"
-  rn_stand_in_images
-  show "$REALNODE_BIN/ctr" --address "$REALNODE_DIR/containerd/containerd.sock" -n k8s.io images ls -q
-  phase "install the operator"
+  phase "install the operator (the README's command; REG=$REG)"
   show helm install nccl-operator "$root/charts/nccl-operator" -n nccl-system --create-namespace \
-    --set image.repository="${operator_image%:*}" --set image.tag="${operator_image##*:}" \
-    --set sidecarImage.repository="${sidecar_image%:*}" --set sidecarImage.tag="${sidecar_image##*:}" \
-    --set image.pullPolicy=IfNotPresent --set sidecarImage.pullPolicy=IfNotPresent
+    --set image.repository="$REG/nccl-operator" --set sidecarImage.repository="$REG/nccl-sidecar"
   show kubectl -n nccl-system rollout status deployment/nccl-operator --timeout=120s
-  # 4 trainers x 500m do not fit a 2-core node next to the operator: 100m each here.
-  rn_example_job 100m >"$dir/ncclJob.yaml"
+  rn_example_job >"$dir/ncclJob.yaml"
   run_example "$dir/ncclJob.yaml" "$dir/realnode/logs/kubelet.log"
   exit 0
 }

@@ -14,12 +14,17 @@
 #   source D/registry.env   REGISTRY=127.0.0.1:PORT  the registry: plain HTTP, loopback only
 #                                                    (containerd: a hosts.toml for it whose server
 #                                                    is http://127.0.0.1:PORT)
-#                           IMAGE_TAG=0.1.0-<hash>   the tag of all three images
-#                           OPERATOR_IMAGE, SIDECAR_IMAGE, TRAINER_IMAGE   $REGISTRY/nccl-<name>:$IMAGE_TAG
+#                           REG=$REGISTRY/build-<hash>  where this build's images are: the hash is
+#                                                    that of their inputs, so runs of different
+#                                                    checkouts sharing the registry never mix
+#                           IMAGE_TAG=0.1.0          the chart's appVersion: the tag the chart uses
+#                                                    when none is set, as for a user
+#                           OPERATOR_IMAGE, SIDECAR_IMAGE, TRAINER_IMAGE   $REG/nccl-<name>:$IMAGE_TAG
 #                           DEBIAN_IMAGE=$REGISTRY/library/debian:bookworm-slim  (mmdebstrap-made)
 #   D/images.txt            one line per image: ref, compressed bytes, uncompressed bytes
-#   e.g. helm install ... --set image.repository=$REGISTRY/nccl-operator --set image.tag=$IMAGE_TAG
-#        --set sidecarImage.repository=$REGISTRY/nccl-sidecar --set sidecarImage.tag=$IMAGE_TAG
+#   so the README's install commands run as they are written, with REG from registry.env:
+#     helm install nccl-operator charts/nccl-operator -n nccl-system --create-namespace \
+#       --set image.repository=$REG/nccl-operator --set sidecarImage.repository=$REG/nccl-sidecar
 # The registry runs until `down`. Its storage is shared in the cache, so an `up` whose inputs
 # are unchanged only starts it (a second or two). The builds are those of the README:
 #   buildctl build --frontend dockerfile.v0 --local context=. --local dockerfile=deploy/docker \
@@ -40,7 +45,7 @@ bin="$cache/bin/images-buildkit-$BUILDKIT_VERSION-registry-$REGISTRY_VERSION"
 state="$cache/images"   # shared: lock, Debian base, BuildKit's root, registry storage, stamps
 log() { echo "[images] $*" >&2; }
 die() { echo "tests/images/build.sh: $*" >&2; exit 1; }
-usage() { sed -n '2,32p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
 
 cmd=${1:-}; shift || true
 dir=""
@@ -286,6 +291,11 @@ registry_has() {  # registry_has <repository> <tag>
 }
 
 # ---- the three images ---------------------------------------------------------------------------
+# The chart's appVersion: the images' tag, so the chart's default tag finds them.
+chart_app_version() {
+  sed -n 's/^appVersion: *"\{0,1\}\([^"]*\)"\{0,1\} *$/\1/p' "$root/charts/nccl-operator/Chart.yaml"
+}
+
 targets=(operator sidecar trainer)
 
 # The files the build context sends (git's view of the checkout less what
@@ -330,18 +340,24 @@ build_images() {
       --opt build-arg:BUILD_IMAGE="$registry/library/debian:$DEBIAN_SUITE" \
       --opt build-arg:TRAINER_BASE_IMAGE="$debian_image" \
       "${pip_ca[@]}" \
-      --output "type=image,name=$registry/nccl-$target:$tag,push=true" \
+      --output "type=image,name=$reg/nccl-$target:$tag,push=true" \
       >"$dir/logs/build-$target.log" 2>&1 \
       || { tail -40 "$dir/logs/build-$target.log" >&2; die "building $target failed"; }
-    log "built $registry/nccl-$target:$tag in $(( $(date +%s) - t ))s"
+    log "built $reg/nccl-$target:$tag in $(( $(date +%s) - t ))s"
   done
 }
 
 # ref, compressed bytes (what a node pulls), uncompressed bytes (the layers unpacked).
 report_sizes() {
-  python3 "$here/registry.py" sizes "$registry" "${targets[@]/#/nccl-}" --tag "$tag" > "$dir/images.txt"
+  python3 "$here/registry.py" sizes "$registry" "${targets[@]/#/$prefix/nccl-}" --tag "$tag" > "$dir/images.txt"
   awk '{printf "[images] %-50s %6.1f MB compressed, %6.1f MB unpacked\n", $1, $2/1e6, $3/1e6}' \
     "$dir/images.txt" >&2
+}
+
+images_built() {
+  local target
+  for target in "${targets[@]}"; do registry_has "$prefix/nccl-$target" "$tag" || return 1; done
+  [ -f "$state/built-$prefix-$tag" ] && registry_has library/debian "$DEBIAN_SUITE-slim"
 }
 
 up() {
@@ -350,31 +366,42 @@ up() {
   local t0; t0=$(date +%s)
   # buildkitd lives only while building; a failed `up` leaves nothing running.
   trap 'rc=$?; stop_pid_file "$dir/buildkitd.pid"; [ "$rc" -eq 0 ] || down' EXIT
-  exec 9>"$state/.lock"
-  flock 9
-  need_debian_packages runc
-  build_tools
-  start_registry
-  tag="$IMAGE_VERSION-$(inputs_hash)"
-  debian_image="$registry/library/debian:$DEBIAN_SUITE-slim"
-  local have=1 target
-  for target in "${targets[@]}"; do registry_has "nccl-$target" "$tag" || have=0; done
-  if [ "$have" -eq 1 ] && [ -f "$state/built-$tag" ] && registry_has library/debian "$DEBIAN_SUITE-slim"; then
-    log "images $tag already built (inputs unchanged)"
-  else
-    start_buildkitd
-    ensure_debian_base
-    build_images
-    touch "$state/built-$tag"
-    stop_pid_file "$dir/buildkitd.pid"
+  # Building (tools, base, images) holds the lock; images already built need no lock, so an
+  # `up` of unchanged inputs does not wait for another checkout's build.
+  if [ ! -x "$bin/registry" ]; then
+    exec 9>"$state/.lock"; flock 9
+    build_tools
+    flock -u 9
   fi
-  flock -u 9
+  start_registry
+  tag=$(chart_app_version)
+  prefix="build-$(inputs_hash)"
+  reg="$registry/$prefix"
+  debian_image="$registry/library/debian:$DEBIAN_SUITE-slim"
+  if images_built; then
+    log "images $reg/*:$tag already built (inputs unchanged)"
+  else
+    exec 9>"$state/.lock"; flock 9
+    if images_built; then
+      log "images $reg/*:$tag built meanwhile by another run"
+    else
+      need_debian_packages runc
+      build_tools
+      start_buildkitd
+      ensure_debian_base
+      build_images
+      touch "$state/built-$prefix-$tag"
+      stop_pid_file "$dir/buildkitd.pid"
+    fi
+    flock -u 9
+  fi
   cat > "$dir/registry.env" <<EOF
 REGISTRY=$registry
+REG=$reg
 IMAGE_TAG=$tag
-OPERATOR_IMAGE=$registry/nccl-operator:$tag
-SIDECAR_IMAGE=$registry/nccl-sidecar:$tag
-TRAINER_IMAGE=$registry/nccl-trainer:$tag
+OPERATOR_IMAGE=$reg/nccl-operator:$tag
+SIDECAR_IMAGE=$reg/nccl-sidecar:$tag
+TRAINER_IMAGE=$reg/nccl-trainer:$tag
 DEBIAN_IMAGE=$debian_image
 IMAGES_BIN=$bin
 EOF

@@ -1,34 +1,19 @@
 #!/usr/bin/env python3
 """Writes an OCI image archive (for `ctr images import`) from files on this machine.
 
-For the real node's own parts only: the pod sandbox (pause) image, and stand-in images of
-locally built binaries while no registry with images built from deploy/docker is at hand.
+For the real node's own part only: the pod sandbox (pause) image, a static binary, so the node
+needs no registry for it. The images the node runs come from deploy/docker/Dockerfile through
+the registry of tests/images/build.sh.
 
-  oci_image.py --name NAME:TAG --out FILE.tar [--entrypoint /bin/x] [--user 65532:65532]
-               [--env K=V ...] [--with-libs] HOST_PATH=IMAGE_PATH ...
-
---with-libs adds the shared libraries each file needs (ldd) at the same paths, plus the
-dynamic loader, so a dynamically linked program runs in an otherwise empty image.
+  oci_image.py --name NAME:TAG --out FILE.tar [--entrypoint /bin/x] HOST_PATH=IMAGE_PATH ...
 """
 import argparse
 import hashlib
 import io
 import json
 import os
-import re
-import subprocess
 import sys
 import tarfile
-
-
-def shared_libs(path):
-    out = subprocess.run(["ldd", path], capture_output=True, text=True).stdout
-    libs = []
-    for line in out.splitlines():
-        m = re.search(r"(/\S+) \(0x", line)
-        if m and os.path.exists(m.group(1)):
-            libs.append(m.group(1))
-    return libs
 
 
 def add_file(tar, host_path, image_path, added):
@@ -60,10 +45,6 @@ def main():
     p.add_argument("--name", required=True)
     p.add_argument("--out", required=True)
     p.add_argument("--entrypoint")
-    p.add_argument("--user", default="")
-    p.add_argument("--env", action="append", default=[])
-    p.add_argument("--workdir", default="/")
-    p.add_argument("--with-libs", action="store_true")
     p.add_argument("files", nargs="+", help="HOST_PATH=IMAGE_PATH")
     a = p.parse_args()
 
@@ -75,9 +56,6 @@ def main():
             if not os.path.exists(host):
                 sys.exit(f"oci_image.py: {host} does not exist")
             add_file(tar, host, image or host, added)
-            if a.with_libs:
-                for lib in shared_libs(host):
-                    add_file(tar, lib, lib, added)
         for d in ("tmp", "etc"):
             if d not in added:
                 info = tarfile.TarInfo(d)
@@ -86,9 +64,8 @@ def main():
     layer_digest, layer = blob(layer_buf.getvalue())
     config = {
         "architecture": "amd64", "os": "linux",
-        "config": {"Env": ["PATH=/usr/local/bin:/usr/bin:/bin"] + a.env, "WorkingDir": a.workdir,
-                   **({"Entrypoint": [a.entrypoint]} if a.entrypoint else {}),
-                   **({"User": a.user} if a.user else {})},
+        "config": {"Env": ["PATH=/usr/local/bin:/usr/bin:/bin"], "WorkingDir": "/",
+                   **({"Entrypoint": [a.entrypoint]} if a.entrypoint else {})},
         "rootfs": {"type": "layers", "diff_ids": [layer_digest]},
     }
     config_digest, config_data = blob(json.dumps(config).encode())

@@ -1,71 +1,55 @@
-# Shared by the real-node tier (tests/e2e/realnode) and scripts/demo.sh --real-node: images for
-# the real node, the operator installed by Helm, and waits. Source it after realnode.sh up and
-# `source D/env`; set build (the build dir) first.
+# Shared by the real-node tier (tests/e2e/realnode) and scripts/demo.sh --real-node: the images
+# for the real node, the operator installed by Helm, the example job, waits. Source it, call
+# rn_images_up before realnode.sh up, the rest after `source D/env`.
 rn_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 
-# Stand-in images of this build's binaries (operator, sidecar, trainer: nccl-allreduce with its
-# NCCL and CUDA runtime libraries, plus sh and getent for the tests' commands), imported into the
-# node's containerd as localhost/nccl-*:dev. They carry the same users and entry points as
-# deploy/docker/*.Dockerfile; images built from those Dockerfiles replace them once a registry
-# with them is at hand. Sets operator_image, sidecar_image, trainer_image.
-rn_stand_in_images() {
-  local out="$REALNODE_DIR/images" img="$rn_root/tests/realnode/oci_image.py"
-  mkdir -p "$out"
-  operator_image=localhost/nccl-operator:dev
-  sidecar_image=localhost/nccl-sidecar:dev
-  trainer_image=localhost/nccl-trainer:dev
-  "$img" --name "$operator_image" --out "$out/operator.tar" --user 65532:65532 --with-libs \
-    --entrypoint /usr/local/bin/nccl-operator "$build/operator/nccl-operator=/usr/local/bin/nccl-operator"
-  "$img" --name "$sidecar_image" --out "$out/sidecar.tar" --user 65532:65532 --with-libs \
-    --entrypoint /usr/local/bin/nccl-sidecar "$build/sidecar/nccl-sidecar=/usr/local/bin/nccl-sidecar"
-  "$img" --name "$trainer_image" --out "$out/trainer.tar" --user 65532:65532 --with-libs --workdir /tmp \
-    "$build/runtime/nccl-allreduce=/usr/local/bin/nccl-allreduce" \
-    "$(command -v sh)=/bin/sh" "$(command -v getent)=/usr/bin/getent" "$(command -v sleep)=/bin/sleep"
-  local t
-  for t in operator sidecar trainer; do $REALNODE_CTR images import "$out/$t.tar" >/dev/null; done
-}
-
-# The images for the node: those built from deploy/docker by tests/images/build.sh and served
-# by its loopback registry with REALNODE_STAND_IN_IMAGES=0 (not yet run in the tier), else the
-# stand-ins above (the default). Call before realnode.sh up with `rn_registry_up D` (it exports
-# REALNODE_REGISTRY for the node), then `rn_images` after it. Sets *_image.
-rn_registry_up() {  # rn_registry_up <dir>
-  rn_images_dir=""
-  [ "${REALNODE_STAND_IN_IMAGES:-1}" = 0 ] && [ -x "$rn_root/tests/images/build.sh" ] || return 0
-  rn_images_dir=$1
-  "$rn_root/tests/images/build.sh" up --dir "$rn_images_dir" >&2
+# The images: those tests/images/build.sh builds from deploy/docker/Dockerfile and serves on
+# a loopback registry. The CTest fixture "images" (images.up) has built them and left the
+# registry running when NCCLOP_IMAGES_DIR/registry.env exists: used as it is. Otherwise
+# `build.sh up --dir <dir>` here (cached: seconds when the inputs are unchanged, the image
+# build's C++ compile when they changed), and rn_images_down stops that registry. Call before
+# realnode.sh up: exports REALNODE_REGISTRY (containerd's hosts.toml for it) and sets REG,
+# OPERATOR_IMAGE, SIDECAR_IMAGE, TRAINER_IMAGE (build.sh --help: the contract).
+rn_images_up() {  # rn_images_up <dir used when there is no fixture>
+  local d=${NCCLOP_IMAGES_DIR:-}
+  rn_own_images_dir=""
+  if [ -z "$d" ] || [ ! -f "$d/registry.env" ]; then
+    d=$1 rn_own_images_dir=$1
+    "$rn_root/tests/images/build.sh" up --dir "$d" >&2
+  fi
   # shellcheck source=/dev/null
-  source "$rn_images_dir/registry.env"
+  source "$d/registry.env"
+  curl -sf -o /dev/null "http://$REGISTRY/v2/" \
+    || { echo "no registry answers at $REGISTRY ($d/registry.env): tests/images/build.sh up --dir $d" >&2; return 1; }
   export REALNODE_REGISTRY=$REGISTRY
 }
-# rn_pull_policy: Always from the registry; IfNotPresent for stand-ins, which exist only on the node.
-rn_images() {
-  if [ -n "${rn_images_dir:-}" ]; then
-    operator_image=$OPERATOR_IMAGE sidecar_image=$SIDECAR_IMAGE trainer_image=$TRAINER_IMAGE
-    rn_pull_policy=Always
-  else
-    rn_stand_in_images
-    rn_pull_policy=IfNotPresent
+rn_images_down() { [ -z "${rn_own_images_dir:-}" ] || "$rn_root/tests/images/build.sh" down --dir "$rn_own_images_dir" >&2 || true; }
+
+# realnode.sh up --dir <dir>, under a lock for this machine: one real node per machine (its
+# interfaces and iptables chains are fixed), so a second run (another checkout's tests) waits
+# for the first to end (up to 20 min). The lock is this shell's: the node's programs do not
+# inherit it, so it ends with the run even if something of the node is left behind.
+rn_node_up() {  # rn_node_up <dir>
+  local lock=/run/lock/nccl-operator-realnode.lock
+  exec {rn_lock_fd}>>"$lock"
+  if ! flock -n "$rn_lock_fd"; then
+    echo "waiting for another real node on this machine to stop (lock $lock)" >&2
+    flock -w 1200 "$rn_lock_fd" || { echo "another real node still runs after 20 min (lock $lock)" >&2; return 1; }
   fi
-}
-rn_registry_down() { [ -z "${rn_images_dir:-}" ] || "$rn_root/tests/images/build.sh" down --dir "$rn_images_dir" >&2 || true; }
-
-# helm install of the chart with the given images; waits for the operator to be Available.
-rn_helm_install() {  # rn_helm_install <release> <namespace> [helm args...]
-  local rel=$1 ns=$2; shift 2
-  helm install "$rel" "$rn_root/charts/nccl-operator" -n "$ns" --create-namespace \
-    --set image.repository="${operator_image%:*}" --set image.tag="${operator_image##*:}" \
-    --set sidecarImage.repository="${sidecar_image%:*}" --set sidecarImage.tag="${sidecar_image##*:}" \
-    --set image.pullPolicy="$rn_pull_policy" --set sidecarImage.pullPolicy="$rn_pull_policy" \
-    "$@" >/dev/null
-  kubectl -n "$ns" wait deployment --all --for=condition=Available --timeout=120s >/dev/null
+  "$rn_root/tests/realnode/realnode.sh" up --dir "$1" {rn_lock_fd}>&-
 }
 
-# The example job with the trainer image replaced and, on a 2-core node, a smaller CPU request
-# (4 pods x 500m would not fit next to the operator and the sidecars).
-rn_example_job() {  # rn_example_job <cpu request>
-  sed -e "s#image: nccl-trainer:0.1.0#image: $trainer_image#" -e "s#cpu: 500m#cpu: $1#" \
-    "$rn_root/deploy/examples/ncclJob.yaml"
+# The README's "Install on a real cluster", as written there (REG from registry.env; the chart's
+# defaults otherwise: tag = appVersion, pullPolicy Always); waits for the operator's rollout.
+rn_helm_install() {
+  (cd "$rn_root" && helm install nccl-operator charts/nccl-operator -n nccl-system --create-namespace \
+    --set image.repository="$REG/nccl-operator" --set sidecarImage.repository="$REG/nccl-sidecar") >/dev/null
+  kubectl -n nccl-system rollout status deployment/nccl-operator --timeout=120s >/dev/null
+}
+
+# The example job with the README's image substitution (the registry is the only change).
+rn_example_job() {
+  sed "s#image: nccl-trainer:#image: $REG/nccl-trainer:#" "$rn_root/deploy/examples/ncclJob.yaml"
 }
 
 # Waits until a jsonpath of an object has a value; prints what it saw last on failure.
@@ -78,5 +62,21 @@ rn_wait() {  # rn_wait <seconds> <namespace> <object> <jsonpath> <value>
     sleep 0.2
   done
   echo "waited ${secs}s for $obj $path = $want; last: $got" >&2
+  return 1
+}
+
+# Seconds from <start> (date +%s.%N) until every pod of a job has its trainer container started
+# (running, or already terminated); polls the API (about 0.2 s resolution).
+rn_seconds_to_trainers() {  # rn_seconds_to_trainers <namespace> <job> <pods> <start> <timeout s>
+  local ns=$1 job=$2 want=$3 start=$4 deadline=$(( $(date +%s) + $5 )) started
+  while [ "$(date +%s)" -lt "$deadline" ]; do
+    started=$(kubectl -n "$ns" get pods -l "nccl.dev/job-name=$job" -o jsonpath='{range .items[*]}{.status.containerStatuses[?(@.name=="trainer")].state.running.startedAt}{.status.containerStatuses[?(@.name=="trainer")].state.terminated.startedAt}{"\n"}{end}' 2>/dev/null | grep -c . || true)
+    if [ "${started:-0}" -ge "$want" ]; then
+      python3 -c 'import sys, time; print("%.1f" % (time.time() - float(sys.argv[1])))' "$start"
+      return 0
+    fi
+    sleep 0.1
+  done
+  echo "not all $want trainers of $job started within $5 s" >&2
   return 1
 }

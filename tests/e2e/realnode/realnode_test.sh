@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # The real-node tier: a real kubelet with containerd and runc, kube-scheduler, kube-proxy and
-# CoreDNS (tests/realnode/realnode.sh) run the operator installed by `helm install` and NcclJobs
-# in real containers.
+# CoreDNS (tests/realnode/realnode.sh) run the images built from deploy/docker/Dockerfile
+# (tests/images/build.sh, pulled from its loopback registry): the operator installed by the
+# README's `helm install`, NcclJobs in real containers.
+#   - the operator, the injected sidecar and the trainers run the registry's images (the digest in
+#     the kubelet's imageID is the registry's);
 #   - the example job (deploy/examples/ncclJob.yaml) reaches Succeeded; kubectl logs of a trainer
 #     and a sidecar; the sidecar started before the trainer and stopped after it; a pod resolves
 #     MASTER_ADDR to pod 0's IP through cluster DNS;
@@ -13,7 +16,9 @@
 #   - what a user sees when the cluster says no: an image that does not exist, a command that
 #     does not exist, a pod that asks more CPU than the node has: kubectl get nj (Reason) and
 #     kubectl describe nj name the pod and the cluster's reason within seconds.
-# Needs root (skips with 77 otherwise). Env: NCCLOP_BUILD_DIR (default build/).
+# Needs root (skips with 77 otherwise). Env: NCCLOP_BUILD_DIR (default build/); NCCLOP_IMAGES_DIR:
+# a running images fixture (CTest's images.up), else tests/images/build.sh up runs here. One real
+# node per machine: a second run waits for the first (lib.sh rn_node_up).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -27,12 +32,12 @@ source "$here/lib.sh"
 cleanup() {
   [ "${REALNODE_KEEP:-0}" = 1 ] && return
   "$root/tests/realnode/realnode.sh" down --dir "$dir" || true
-  rn_registry_down
+  rn_images_down
 }
 trap cleanup EXIT
-rn_registry_up "$build/realnode-images"
+rn_images_up "$build/realnode-images"
 t_images=$(date +%s)
-"$root/tests/realnode/realnode.sh" up --dir "$dir"
+rn_node_up "$dir"
 # shellcheck source=/dev/null
 source "$dir/env"
 export PATH="$CONTROLPLANE_BIN:$PATH"
@@ -47,21 +52,39 @@ check() {  # check <description> <command...>
   if "$@"; then pass "$what"; else fail "$what"; fi
 }
 
-rn_images
-echo "images: operator $operator_image, sidecar $sidecar_image, trainer $trainer_image"
-rn_helm_install ncclop nccl-system
+echo "images: $OPERATOR_IMAGE, $SIDECAR_IMAGE, $TRAINER_IMAGE"
+rn_helm_install
 t_operator=$(date +%s)
-pass "helm install: operator Available on the real node ($((t_operator - t_node))s)"
+pass "helm install (the README's command): operator rolled out on the real node ($((t_operator - t_node))s)"
+# runs_image <what> <namespace> <pod> <container> <image>: the container runs that image as the
+# registry serves it: the digest in the kubelet's imageID is the registry's for the reference.
+# (Its `image` names one of the image's tags on the node: an image of the same content pulled
+# earlier under another name, e.g. another build's prefix, may be the one named.)
+runs_image() {
+  local got want
+  got=$(kubectl -n "$2" get pod "$3" -o jsonpath="{.status.containerStatuses[?(@.name==\"$4\")].imageID}{.status.initContainerStatuses[?(@.name==\"$4\")].imageID}")
+  want=$(registry_digest "$5")
+  check "$1 runs $5 (kubelet's imageID $got, registry's digest $want)" test -n "$want" -a "${got##*@}" = "$want"
+}
+registry_digest() {  # registry_digest <REGISTRY/repo:tag>
+  local ref=${1#"$REGISTRY"/}
+  curl -sfI -H 'Accept: application/vnd.oci.image.index.v1+json, application/vnd.oci.image.manifest.v1+json, application/vnd.docker.distribution.manifest.list.v2+json, application/vnd.docker.distribution.manifest.v2+json' \
+    "http://$REGISTRY/v2/${ref%:*}/manifests/${ref##*:}" | tr -d '\r' | awk 'tolower($1) == "docker-content-digest:" {print $2}'
+}
+runs_image "the operator" nccl-system "$(kubectl -n nccl-system get pods -o jsonpath='{.items[0].metadata.name}')" operator "$OPERATOR_IMAGE"
 
 # ---- the example job ------------------------------------------------------------------------
 ns=rn-example
 kubectl create namespace "$ns" >/dev/null
+# containerd's content stays in build/realnode between runs: the first run on a machine pulls
+# the trainer image (about 240 MB), a later one finds its layers there.
+if [ -n "$($REALNODE_CTR images ls -q "name==$TRAINER_IMAGE" 2>/dev/null)" ]; then pulled="trainer image on the node"; else pulled="trainer image pulled first"; fi
 applied=$(date +%s.%N)
-rn_example_job 100m | kubectl -n "$ns" apply -f - >/dev/null
+rn_example_job | kubectl -n "$ns" apply -f - >/dev/null
+echo "time from kubectl apply to all 4 trainers started: $(rn_seconds_to_trainers "$ns" demo 4 "$applied" 180)s ($pulled)"
 check "example job Succeeded" rn_wait 120 "$ns" nccljob/demo '{.status.state}' Succeeded
-starts=$(kubectl -n "$ns" get pods -o jsonpath='{range .items[*]}{.status.containerStatuses[?(@.name=="trainer")].state.terminated.startedAt}{"\n"}{end}')
-last_start=$(sort <<<"$starts" | tail -1)
-echo "time from apply to all 4 trainers started: $(python3 -c "import datetime,sys; print(round(datetime.datetime.fromisoformat(sys.argv[1].replace('Z','+00:00')).timestamp() - float(sys.argv[2]), 1))" "$last_start" "$applied")s (1 s resolution)"
+runs_image "demo-0's trainer" "$ns" demo-0 trainer "$TRAINER_IMAGE"
+runs_image "demo-0's injected sidecar" "$ns" demo-0 nccl-sidecar "$SIDECAR_IMAGE"
 log0=$(kubectl -n "$ns" logs demo-0 -c trainer)
 check "kubectl logs demo-0 -c trainer: rank 0 got the id of attempt 1 ($log0)" \
   grep -q "rank 0 of 4 pods, attempt 1" <<<"$log0"
@@ -109,7 +132,7 @@ spec:
       securityContext: {runAsNonRoot: true, runAsUser: 65532}
       containers:
         - name: trainer
-          image: $trainer_image
+          image: $TRAINER_IMAGE
           securityContext: {readOnlyRootFilesystem: true, allowPrivilegeEscalation: false}
           resources: {requests: {cpu: 50m}}
           # Pod 0's name is in DNS once the endpoint controllers saw its IP: a moment after it starts.
@@ -163,7 +186,7 @@ spec:
   template:
     spec:
       containers:
-        - {name: trainer, image: $trainer_image, command: [nccl-allreduce, --no-such-flag], resources: {requests: {cpu: 50m}}}
+        - {name: trainer, image: $TRAINER_IMAGE, command: [nccl-allreduce, --no-such-flag], resources: {requests: {cpu: 50m}}}
 YAML
 check "fail-fast: exit code 2 fails the job without a restart" rn_wait 60 "$ns" nccljob/ff \
   '{.status.state}/{.status.restarts}/{.status.conditions[?(@.type=="Failed")].reason}' Failed/0/FailFastExitCode
@@ -187,9 +210,9 @@ spec:
         - {name: trainer, $2}
 YAML
 }
-no_job badimage "image: localhost/no-such-image:1"
-no_job badcommand "image: $trainer_image, command: [/no/such/program], resources: {requests: {cpu: 50m}}"
-no_job toobig "image: $trainer_image, command: [nccl-allreduce], resources: {requests: {cpu: \"64\"}}"
+no_job badimage "image: $REG/no-such-image:0.1.0"
+no_job badcommand "image: $TRAINER_IMAGE, command: [/no/such/program], resources: {requests: {cpu: 50m}}"
+no_job toobig "image: $TRAINER_IMAGE, command: [nccl-allreduce], resources: {requests: {cpu: \"64\"}}"
 seen() {  # seen <job> <reason regex> <message regex>: kubectl get nj and describe nj show both
   local d=$(( $(date +%s) + ${4:-30} )) row desc
   while [ "$(date +%s)" -lt $d ]; do
