@@ -103,8 +103,12 @@ Result<Response> Client::Request(std::string_view method, std::string_view path_
     request.stop = call.stop;
     const bool deadline_binds = has_deadline && left() <= opts.request_timeout;
     if (has_deadline) request.timeout = std::min(left(), opts.request_timeout);
+    const auto sent = Clock::now();
     internal::HttpResult http = impl_->transport().Perform(request);
-    if (opts.on_response) opts.on_response(method, http.transport.ok() ? http.code : 0);
+    if (opts.on_response) {
+      opts.on_response(method, http.transport.ok() ? http.code : 0,
+                       std::chrono::duration<double>(Clock::now() - sent).count());
+    }
 
     Status status;
     if (!http.transport.ok()) {

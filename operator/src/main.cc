@@ -93,7 +93,9 @@ int main(int argc, char** argv) {
   }
   ncclop::metrics::Metrics metrics;
   kube::ClientOptions client_options{.user_agent = "nccl-operator/0.1"};
-  client_options.on_response = [&metrics](std::string_view method, int code) { metrics.ApiResponse(method, code); };
+  client_options.on_response = [&metrics](std::string_view method, int code, double seconds) {
+    metrics.ApiResponse(method, code, seconds);
+  };
   auto client = std::make_shared<kube::Client>(*config, client_options);
   logging::Info("operator", "starting", {{"api", config->server}, {"config", config->source},
                                          {"sidecarImage", flags->pod.sidecar_image}});

@@ -60,10 +60,10 @@ TEST(Metrics, WorkQueueAndApiRequests) {
   m.WorkQueueAdded();
   m.WorkQueueAdded();
   m.WorkQueueWaited(0.0005);
-  m.ApiResponse("POST", 201);
-  m.ApiResponse("POST", 201);
-  m.ApiResponse("GET", 429);
-  m.ApiResponse("GET", 0);
+  m.ApiResponse("POST", 201, 0.004);
+  m.ApiResponse("POST", 201, 0.2);
+  m.ApiResponse("GET", 429, 0.0005);
+  m.ApiResponse("GET", 0, 70);
   std::string out = m.Render({}, true, 3);
   EXPECT_NE(out.find("ncclop_workqueue_depth 3\n"), std::string::npos) << out;
   EXPECT_NE(out.find("ncclop_workqueue_adds_total 2\n"), std::string::npos);
@@ -71,6 +71,14 @@ TEST(Metrics, WorkQueueAndApiRequests) {
   EXPECT_NE(out.find("ncclop_api_requests_total{verb=\"POST\",code=\"201\"} 2\n"), std::string::npos);
   EXPECT_NE(out.find("ncclop_api_requests_total{verb=\"GET\",code=\"429\"} 1\n"), std::string::npos) << "429s visible";
   EXPECT_NE(out.find("ncclop_api_requests_total{verb=\"GET\",code=\"error\"} 1\n"), std::string::npos);
+  // Latency by verb: buckets cumulative, the verb before le, sum and count labelled too.
+  EXPECT_NE(out.find("ncclop_api_request_duration_seconds_bucket{verb=\"POST\",le=\"0.005\"} 1\n"), std::string::npos)
+      << out;
+  EXPECT_NE(out.find("ncclop_api_request_duration_seconds_bucket{verb=\"POST\",le=\"0.25\"} 2\n"), std::string::npos);
+  EXPECT_NE(out.find("ncclop_api_request_duration_seconds_bucket{verb=\"GET\",le=\"60\"} 1\n"), std::string::npos);
+  EXPECT_NE(out.find("ncclop_api_request_duration_seconds_bucket{verb=\"GET\",le=\"+Inf\"} 2\n"), std::string::npos);
+  EXPECT_NE(out.find("ncclop_api_request_duration_seconds_count{verb=\"POST\"} 2\n"), std::string::npos);
+  EXPECT_NE(out.find("ncclop_api_request_duration_seconds_sum{verb=\"POST\"} 0.204\n"), std::string::npos);
 }
 
 TEST(ProcessStats, ParsesProcSelfStatWhoseNameHasSpacesAndParentheses) {

@@ -38,9 +38,10 @@ struct ClientOptions {
   BackoffPolicy backoff{std::chrono::milliseconds(200), std::chrono::milliseconds(10000), 2.0, 0.5};
   std::chrono::milliseconds connect_timeout{10000};
   std::chrono::milliseconds request_timeout{60000};  // non-watch requests only
-  // Called once per HTTP attempt of a non-watch request (retries count again) with the method
-  // and the status code, 0 when no response came (a transport error). For metrics.
-  std::function<void(std::string_view method, int code)> on_response;
+  // Called once per HTTP attempt of a non-watch request (retries count again) with the method,
+  // the status code (0 when no response came: a transport error) and how long the attempt
+  // took, in seconds. For metrics.
+  std::function<void(std::string_view method, int code, double seconds)> on_response;
 };
 
 struct ListOptions {

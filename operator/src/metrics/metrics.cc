@@ -40,17 +40,19 @@ void Histogram::Observe(double value) {
   ++count_;
 }
 
-void Histogram::Render(const std::string& name, std::string* out) const {
+void Histogram::Render(const std::string& name, std::string* out, const std::string& labels) const {
   std::lock_guard<std::mutex> lock(mu_);
+  const std::string bucket = name + "_bucket{" + labels + (labels.empty() ? "" : ",") + "le=\"";
+  const std::string braced = labels.empty() ? "" : "{" + labels + "}";
   std::uint64_t cumulative = 0;
   for (std::size_t i = 0; i < bounds_.size(); ++i) {
     cumulative += counts_[i];
-    *out += name + "_bucket{le=\"" + Number(bounds_[i]) + "\"} " + std::to_string(cumulative) + "\n";
+    *out += bucket + Number(bounds_[i]) + "\"} " + std::to_string(cumulative) + "\n";
   }
   cumulative += counts_.back();
-  *out += name + "_bucket{le=\"+Inf\"} " + std::to_string(cumulative) + "\n";
-  *out += name + "_sum " + Number(sum_) + "\n";
-  *out += name + "_count " + std::to_string(count_) + "\n";
+  *out += bucket + "+Inf\"} " + std::to_string(cumulative) + "\n";
+  *out += name + "_sum" + braced + " " + Number(sum_) + "\n";
+  *out += name + "_count" + braced + " " + std::to_string(count_) + "\n";
 }
 
 Metrics::Metrics()
@@ -58,9 +60,15 @@ Metrics::Metrics()
       id_publish_latency_({0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600}),
       workqueue_wait_({0.0001, 0.001, 0.01, 0.1, 1, 10, 60}) {}
 
-void Metrics::ApiResponse(std::string_view method, int code) {
+void Metrics::ApiResponse(std::string_view method, int code, double seconds) {
   std::lock_guard<std::mutex> lock(api_mu_);
   ++api_responses_[{std::string(method), code > 0 ? std::to_string(code) : std::string("error")}];
+  auto& latency = api_latency_[std::string(method)];
+  if (!latency) {
+    latency = std::make_unique<Histogram>(
+        std::vector<double>{0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60});
+  }
+  latency->Observe(seconds);
 }
 
 void Metrics::ReconcileDone(double seconds, bool ok) {
@@ -113,6 +121,15 @@ std::string Metrics::Render(const std::map<std::string, int>& jobs_by_state, boo
     std::lock_guard<std::mutex> lock(api_mu_);
     for (const auto& [key, n] : api_responses_) {
       out += "ncclop_api_requests_total{verb=\"" + key.first + "\",code=\"" + key.second + "\"} " + std::to_string(n) + "\n";
+    }
+  }
+  Header(&out, "ncclop_api_request_duration_seconds", "histogram",
+         "Time from sending a request to the Kubernetes API to its response, by HTTP verb (each retry "
+         "counts; watches not included).");
+  {
+    std::lock_guard<std::mutex> lock(api_mu_);
+    for (const auto& [verb, histogram] : api_latency_) {
+      histogram->Render("ncclop_api_request_duration_seconds", &out, "verb=\"" + verb + "\"");
     }
   }
   Header(&out, "ncclop_build_info", "gauge", "Always 1; the labels say which build runs.");

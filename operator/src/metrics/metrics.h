@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <string_view>
@@ -19,8 +20,8 @@ class Histogram {
  public:
   explicit Histogram(std::vector<double> bounds);
   void Observe(double value);
-  // Appends the _bucket/_sum/_count lines for `name`.
-  void Render(const std::string& name, std::string* out) const;
+  // Appends the _bucket/_sum/_count lines for `name`; `labels` (e.g. `verb="GET"`) go on each.
+  void Render(const std::string& name, std::string* out, const std::string& labels = "") const;
 
  private:
   std::vector<double> bounds_;
@@ -48,8 +49,9 @@ class Metrics {
   void EventDropped() { events_dropped_.fetch_add(1, std::memory_order_relaxed); }
   void WorkQueueAdded() { workqueue_adds_.fetch_add(1, std::memory_order_relaxed); }
   void WorkQueueWaited(double seconds) { workqueue_wait_.Observe(seconds); }
-  // One HTTP attempt of the API client; code 0 = no response (a transport error).
-  void ApiResponse(std::string_view method, int code);
+  // One HTTP attempt of the API client; code 0 = no response (a transport error); seconds: how
+  // long the attempt took (the API server's latency as the operator sees it).
+  void ApiResponse(std::string_view method, int code, double seconds);
 
   // `jobs_by_state` and `queue_depth` are read at scrape time (gauges need no bookkeeping).
   std::string Render(const std::map<std::string, int>& jobs_by_state, bool leader, std::size_t queue_depth = 0) const;
@@ -68,6 +70,7 @@ class Metrics {
   Histogram workqueue_wait_;
   mutable std::mutex api_mu_;
   std::map<std::pair<std::string, std::string>, std::uint64_t> api_responses_;  // (verb, code), guarded by api_mu_
+  std::map<std::string, std::unique_ptr<Histogram>> api_latency_;                // by verb, guarded by api_mu_
 };
 
 }  // namespace ncclop::metrics
