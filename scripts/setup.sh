@@ -58,6 +58,8 @@ log "the local test node (cached by a hash of its sources)"
 "$root/tests/node/build.sh" >/dev/null
 log "Kueue for the shared-cluster tests (cached by version)"
 "$root/tests/kueue/build.sh" >/dev/null
+log "KWOK for the scale bench (cached by version)"
+"$root/bench/scale/build.sh" >/dev/null
 log "the real node: kubelet, kube-scheduler, kube-proxy, containerd, runc, CNI plugins, CoreDNS (cached by version)"
 "$root/tests/realnode/build.sh" >/dev/null
 

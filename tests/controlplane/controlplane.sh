@@ -9,7 +9,8 @@
 #   controlplane.sh status --dir D      exit 0 when /readyz answers ok
 #
 # D/env holds: KUBECONFIG, APISERVER_URL, ETCD_URL, CONTROLPLANE_BIN, CONTROLPLANE_DIR.
-# Extra kube-apiserver flags can be passed in $CONTROLPLANE_APISERVER_FLAGS.
+# Extra kube-apiserver flags can be passed in $CONTROLPLANE_APISERVER_FLAGS, extra
+# kube-controller-manager flags in $CONTROLPLANE_CONTROLLER_MANAGER_FLAGS.
 # $CONTROLPLANE_BIND_ADDRESS (default 127.0.0.1) is where kube-apiserver listens; 0.0.0.0 lets
 # pods of the local node (tests/node, bridge 10.244.0.1) reach it directly.
 # $CONTROLPLANE_EXTRA_SANS adds entries (e.g. IP:10.245.0.1) to the apiserver certificate.
@@ -24,11 +25,11 @@ dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) dir=$2; shift 2 ;;
-    -h|--help) sed -n "2,20p" "$0"; exit 0 ;;
+    -h|--help) sed -n "2,21p" "$0"; exit 0 ;;
     *) echo "controlplane.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n "2,20p" "$0" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n "2,21p" "$0" >&2; exit 2; }
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 log() { echo "[controlplane] $*" >&2; }
 
@@ -173,13 +174,14 @@ ENV
     write_kubeconfig "$dir/controller-manager.kubeconfig" controller-manager
     started=$(date +%s)
     wait_ready 90
+    # shellcheck disable=SC2086
     nohup "$bin/kube-controller-manager" --kubeconfig="$dir/controller-manager.kubeconfig" \
       --authentication-kubeconfig="$dir/controller-manager.kubeconfig" \
       --authorization-kubeconfig="$dir/controller-manager.kubeconfig" \
       --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller,root-ca-certificate-publisher-controller,resourcequota-controller${CONTROLPLANE_EXTRA_CONTROLLERS:+,$CONTROLPLANE_EXTRA_CONTROLLERS} \
       --service-account-private-key-file="$dir/pki/sa.key" --root-ca-file="$dir/pki/ca.crt" \
       --leader-elect=false --secure-port=0 --use-service-account-credentials=true \
-      >"$dir/logs/controller-manager.log" 2>&1 &
+      ${CONTROLPLANE_CONTROLLER_MANAGER_FLAGS:-} >"$dir/logs/controller-manager.log" 2>&1 &
     echo $! > "$dir/controller-manager.pid"
     log "ready in $(( $(date +%s) - started ))s at $APISERVER_URL (KUBECONFIG=$dir/kubeconfig)"
     ;;

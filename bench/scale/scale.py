@@ -1,0 +1,547 @@
+#!/usr/bin/env python3
+"""The scale bench's driver (bench/scale/run.sh starts the cluster and calls it): one scenario,
+one controller, one size per call; appends one JSON line of results to --out.
+
+Scenarios:
+  big    one job of --pods pods: until all exist, all Running, the id published; then one rank
+         fails and the next attempt is timed the same way from the failure.
+  many   --jobs jobs of --replicas pods created at once: the same times per job (p50/p99).
+  churn  a job of --replicas pods every 1/--rate s for --seconds; each job's trainers exit 0
+         --run-for s after they run, and the bench deletes a job once it succeeded.
+
+What is simulated: the nodes and what their kubelets would report (KWOK, stages.yaml); the
+trainer's exit (the pod annotation scale.bench.nccl.dev/exit, which KWOK's pod-exit stage turns
+into a terminated container); the root sidecar's id post (the bench writes the id annotations
+on the root pod, nccl.dev/unique-id and nccl.dev/unique-id-attempt, as the sidecar does when
+the root trainer posts its id). Real: kube-apiserver, etcd, kube-controller-manager,
+kube-scheduler (binds every pod), the operator (or JobSet) as a process."""
+
+import argparse
+import base64
+import concurrent.futures
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from kubeapi import Api  # noqa: E402
+from track import JOBSET, OPERATOR, Timeline, percentile  # noqa: E402
+
+EXIT = "scale.bench.nccl.dev/exit"
+EXIT_AFTER = "scale.bench.nccl.dev/exit-after"
+TRAINER = {"name": "trainer", "image": "trainer:1", "command": ["python", "-m", "train"]}
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_for(what, check, timeout):
+    deadline = time.monotonic() + timeout
+    while not check():
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{what}: not after {timeout:.0f} s")
+        time.sleep(0.1)
+
+
+# ---- the process under test ----------------------------------------------------------------
+
+class Process:
+    """The controller as a process: peak RSS (VmHWM), RSS now, CPU seconds from /proc."""
+
+    def __init__(self, argv, log_path, env=None):
+        self.log = open(log_path, "w")
+        self.proc = subprocess.Popen(argv, stdout=self.log, stderr=subprocess.STDOUT, env=env)
+
+    def _status(self, key):
+        with open(f"/proc/{self.proc.pid}/status") as f:
+            for line in f:
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) / 1024.0
+        return 0.0
+
+    def peak_mib(self):
+        return self._status("VmHWM")
+
+    def rss_mib(self):
+        return self._status("VmRSS")
+
+    def cpu_seconds(self):
+        with open(f"/proc/{self.proc.pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        self.proc.terminate()
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
+
+
+def start_operator(args, ns, work):
+    metrics_port, health_port = free_port(), free_port()
+    proc = Process([args.operator, f"--kubeconfig={args.controlplane}/kubeconfig", f"--namespace={ns}",
+                    f"--metrics-bind-address=127.0.0.1:{metrics_port}",
+                    f"--health-probe-bind-address=127.0.0.1:{health_port}", "--log-level=warn"],
+                   f"{work}/operator.log")
+
+    def ready():
+        if not proc.alive():
+            raise RuntimeError(f"the operator exited; see {work}/operator.log")
+        try:
+            return urllib.request.urlopen(f"http://127.0.0.1:{health_port}/readyz", timeout=2).status == 200
+        except OSError:
+            return False
+    wait_for("operator ready", ready, 60)
+    return proc, f"http://127.0.0.1:{metrics_port}/metrics"
+
+
+def start_jobset(args, ns, work):
+    certs = f"{work}/certs"
+    os.makedirs(certs, exist_ok=True)
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
+                    "-keyout", f"{certs}/tls.key", "-out", f"{certs}/tls.crt"], check=True, capture_output=True)
+    health = free_port()
+    # As bench/jobset/compare.sh: no webhook registered with the API server (the operator has
+    # none either), leader election and metrics off; the manifests set what its defaulting
+    # webhook would.
+    with open(f"{work}/jobset-config.yaml", "w") as f:
+        f.write(f"""apiVersion: config.jobset.x-k8s.io/v1alpha1
+kind: Configuration
+leaderElection: {{leaderElect: false}}
+internalCertManagement: {{enable: false}}
+webhook: {{port: {free_port()}, host: 127.0.0.1, certDir: {certs}}}
+metrics: {{bindAddress: "0"}}
+health: {{healthProbeBindAddress: "127.0.0.1:{health}"}}
+""")
+    env = dict(os.environ, KUBECONFIG=f"{args.controlplane}/kubeconfig")
+    proc = Process([f"{args.jobset_dir}/jobset-manager", "--config", f"{work}/jobset-config.yaml"],
+                   f"{work}/jobset.log", env=env)
+
+    def ready():
+        if not proc.alive():
+            raise RuntimeError(f"jobset-manager exited; see {work}/jobset.log")
+        try:
+            return urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2).status == 200
+        except OSError:
+            return False
+    wait_for("jobset ready", ready, 60)
+    return proc, None
+
+
+# ---- manifests -----------------------------------------------------------------------------
+
+def operator_job(name, replicas, gpus, annotations):
+    return {"apiVersion": "nccl.dev/v1alpha1", "kind": "NcclJob", "metadata": {"name": name},
+            "spec": {"replicas": replicas, "gpusPerPod": gpus,
+                     "failurePolicy": {"maxRestarts": 3, "backoffSeconds": 0},
+                     "template": {"metadata": {"annotations": annotations},
+                                  "spec": {"containers": [TRAINER]}}}}
+
+
+def jobset_job(name, replicas, gpus, annotations):
+    trainer = dict(TRAINER, resources={"limits": {"nvidia.com/gpu": gpus}})
+    pod = {"metadata": {"annotations": annotations},
+           "spec": {"restartPolicy": "Never", "containers": [trainer]}}
+    job = {"parallelism": replicas, "completions": replicas, "completionMode": "Indexed",
+           "backoffLimit": 0, "template": pod}
+    return {"apiVersion": "jobset.x-k8s.io/v1alpha2", "kind": "JobSet", "metadata": {"name": name},
+            "spec": {"network": {"enableDNSHostnames": True, "publishNotReadyAddresses": True},
+                     "successPolicy": {"operator": "All"},
+                     "startupPolicy": {"startupPolicyOrder": "AnyOrder"},
+                     "failurePolicy": {"maxRestarts": 3, "restartStrategy": "Recreate"},
+                     "replicatedJobs": [{"name": "workers", "replicas": 1, "template": {"spec": job}}]}}
+
+
+def jobs_path(controller, ns, name=""):
+    base = (f"/apis/nccl.dev/v1alpha1/namespaces/{ns}/nccljobs" if controller == "operator"
+            else f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{ns}/jobsets")
+    return f"{base}/{name}" if name else base
+
+
+# ---- what the operator and the API server report --------------------------------------------
+
+def parse_metrics(text):
+    """Prometheus text -> {(name, frozenset(labels)): value}."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = re.match(r'^([a-zA-Z_:][\w:]*)(\{([^}]*)\})?\s+(\S+)$', line)
+        if not m:
+            continue
+        labels = frozenset(re.findall(r'(\w+)="([^"]*)"', m.group(3) or ""))
+        out[(m.group(1), labels)] = float(m.group(4))
+    return out
+
+
+def histogram_quantile(before, after, name, q, match=None):
+    """Upper bound of the bucket holding quantile q of the observations between two scrapes,
+    summed over the label sets that contain `match` (a set of (label, value))."""
+    buckets = {}
+    for (metric, labels), value in after.items():
+        if metric != name + "_bucket" or (match and not match <= labels):
+            continue
+        le = dict(labels)["le"]
+        buckets[le] = buckets.get(le, 0) + value - before.get((metric, labels), 0)
+    if not buckets:
+        return None
+    ordered = sorted(buckets.items(), key=lambda kv: float("inf") if kv[0] == "+Inf" else float(kv[0]))
+    total = ordered[-1][1]
+    if total <= 0:
+        return None
+    for le, cumulative in ordered:
+        if cumulative >= q * total:
+            return float("inf") if le == "+Inf" else float(le)
+    return None
+
+
+def requests_by_verb(before, after):
+    out = {}
+    for (metric, labels), value in after.items():
+        if metric == "ncclop_api_requests_total":
+            verb = dict(labels)["verb"]
+            out[verb] = out.get(verb, 0) + value - before.get((metric, labels), 0)
+    return {k: int(v) for k, v in out.items() if v}
+
+
+class Sampler:
+    """Every 0.5 s: the controller's RSS and, for the operator, its work-queue depth."""
+
+    def __init__(self, proc, metrics_url):
+        self.proc, self.metrics_url = proc, metrics_url
+        self.samples = []  # (t, rss MiB, queue depth or None)
+        self.stop = threading.Event()
+        self.thread = threading.Thread(target=self._run, daemon=True)
+        self.thread.start()
+
+    def scrape(self):
+        if not self.metrics_url:
+            return {}
+        with urllib.request.urlopen(self.metrics_url, timeout=5) as r:
+            return parse_metrics(r.read().decode())
+
+    def _run(self):
+        t0 = time.monotonic()
+        while not self.stop.wait(0.5):
+            try:
+                depth = self.scrape().get(("ncclop_workqueue_depth", frozenset())) if self.metrics_url else None
+                self.samples.append((time.monotonic() - t0, self.proc.rss_mib(), depth))
+            except OSError:
+                pass
+
+    def max_depth(self, since=0.0):
+        depths = [d for t, _, d in self.samples if d is not None and t >= since]
+        return int(max(depths)) if depths else None
+
+
+class Audit:
+    """Requests in the API server's audit log (one JSON line per request) in one namespace,
+    counted by who sent them: the operator and JobSet by user agent, JobSet's Job controller
+    (inside kube-controller-manager) by its user."""
+
+    def __init__(self, path, ns):
+        self.path, self.ns = path, ns
+
+    def mark(self):
+        return os.path.getsize(self.path) if self.path and os.path.exists(self.path) else 0
+
+    def count(self, start, end):
+        counts = {}
+        if not self.path:
+            return counts
+        with open(self.path, "rb") as f:
+            f.seek(start)
+            data = f.read(end - start)
+        for line in data.splitlines():
+            try:
+                e = json.loads(line)
+            except ValueError:
+                continue
+            if (e.get("objectRef") or {}).get("namespace") != self.ns:
+                continue
+            ua = e.get("userAgent", "")
+            user = e.get("user", {}).get("username", "")
+            who = ("operator" if ua.startswith("nccl-operator") else "jobset" if ua.startswith("jobset") else
+                   "jobctl" if user.endswith(":job-controller") else None)
+            if who:
+                key = f"{who} {e.get('verb', '?')}"
+                counts[key] = counts.get(key, 0) + 1
+        return counts
+
+
+def quiet(audit, seconds=2.0, timeout=60):
+    """Waits until the audit log stops growing for `seconds` (the controllers' last writes)."""
+    deadline = time.monotonic() + timeout
+    last, since = audit.mark(), time.monotonic()
+    while time.monotonic() < deadline:
+        time.sleep(0.2)
+        n = audit.mark()
+        if n != last:
+            last, since = n, time.monotonic()
+        elif time.monotonic() - since >= seconds:
+            return
+
+
+# ---- the scenarios ---------------------------------------------------------------------------
+
+class Bench:
+    def __init__(self, args):
+        self.args = args
+        env = dict(line.replace("export ", "", 1).strip().split("=", 1)
+                   for line in open(f"{args.controlplane}/env") if "=" in line)
+        self.api = Api(env["APISERVER_URL"], f"{args.controlplane}/pki")
+        self.ns = f"scale-{args.controller}-{args.scenario}-{os.getpid()}"
+        self.work = tempfile.mkdtemp(prefix="scale-")
+        self.replicas = {}
+        marks = OPERATOR if args.controller == "operator" else JOBSET
+        self.timeline = Timeline(marks, lambda job: self.replicas.get(job, 0))
+        self.created_at = {}
+        self.stop = threading.Event()
+        self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=8)
+
+    def log(self, msg):
+        print(f"[scale {time.strftime('%H:%M:%S')}] {self.args.controller} {self.args.scenario}: {msg}",
+              file=sys.stderr, flush=True)
+
+    # watches and the simulated root sidecar
+    def start_watches(self):
+        def feed(fn):
+            return lambda kind, obj: fn(kind, obj, time.monotonic())
+        threading.Thread(target=self.api.watch, daemon=True,
+                         args=(f"/api/v1/namespaces/{self.ns}/pods", feed(self.timeline.on_pod), self.stop)).start()
+        if self.args.controller == "operator":
+            threading.Thread(target=self.api.watch, daemon=True,
+                             args=(f"/api/v1/namespaces/{self.ns}/configmaps", feed(self.timeline.on_configmap),
+                                   self.stop)).start()
+            threading.Thread(target=self.post_ids, daemon=True).start()
+
+    def post_ids(self):
+        """Plays the root pod's sidecar: once the root runs, its trainer's id is written on the
+        root pod (what the sidecar does on POST /v1/id), for the operator to publish."""
+        while not self.stop.is_set():
+            for job, attempt, pod in self.timeline.take_roots():
+                fake_id = base64.b64encode(os.urandom(128)).decode()
+                patch = {"metadata": {"annotations": {"nccl.dev/unique-id": fake_id,
+                                                      "nccl.dev/unique-id-attempt": str(attempt)}}}
+                self.pool.submit(self._patch_quietly, f"/api/v1/namespaces/{self.ns}/pods/{pod}", patch)
+            time.sleep(0.05)
+
+    def _patch_quietly(self, path, patch):
+        try:
+            self.api.merge_patch(path, patch)
+        except RuntimeError as e:  # the pod may be gone already (a restart)
+            self.log(f"post skipped: {e}")
+
+    def create_jobs(self, names, replicas, annotations=None):
+        make = operator_job if self.args.controller == "operator" else jobset_job
+        for n in names:
+            self.replicas[n] = replicas
+
+        def create(name):
+            self.api.create(jobs_path(self.args.controller, self.ns),
+                            make(name, replicas, self.args.gpus_per_pod, annotations or {}))
+            self.created_at[name] = time.monotonic()
+        list(self.pool.map(create, names))
+
+    def fail_one_rank(self, names, replicas):
+        index = str(replicas // 2)
+        for name in names:
+            pod = self.timeline.names[(name, 1, index)]
+            self.pool.submit(self.api.merge_patch, f"/api/v1/namespaces/{self.ns}/pods/{pod}",
+                             {"metadata": {"annotations": {EXIT: "1"}}})
+
+    def attempt_done(self, names, attempt):
+        tl = self.timeline
+        with tl.lock:
+            return all((n, attempt) in tl.running_at and (self.args.controller != "operator" or (n, attempt) in tl.id_at)
+                       for n in names)
+
+    def times(self, names, attempt, start_of):
+        tl = self.timeline
+        out = {}
+        for what, table in (("exist", tl.exist_at), ("running", tl.running_at), ("id", tl.id_at)):
+            vals = [table[(n, attempt)] - start_of(n) for n in names if (n, attempt) in table]
+            if vals:
+                out[what] = {"p50": round(percentile(vals, 50), 2), "p99": round(percentile(vals, 99), 2),
+                             "max": round(max(vals), 2), "n": len(vals)}
+        return out
+
+    def run_phase(self, proc, sampler, audit, body):
+        """Runs body(); returns what the controller spent on it."""
+        cpu0, mark0, t0 = proc.cpu_seconds(), audit.mark(), time.monotonic()
+        m0 = sampler.scrape()
+        body()
+        elapsed = time.monotonic() - t0
+        quiet(audit)
+        m1 = sampler.scrape()
+        out = {"seconds": round(elapsed, 2), "cpu_s": round(proc.cpu_seconds() - cpu0, 2),
+               "audit": audit.count(mark0, audit.mark()), "queue_depth_max": sampler.max_depth(t0 - sampler.t0)}
+        if m1:
+            out["requests_by_verb"] = requests_by_verb(m0, m1)
+            p99 = histogram_quantile(m0, m1, "ncclop_api_request_duration_seconds", 0.99)
+            out["api_latency_p99_s"] = p99
+        return out
+
+    def run(self):
+        a = self.args
+        self.api.create("/api/v1/namespaces", {"metadata": {"name": self.ns}})
+        start = start_operator if a.controller == "operator" else start_jobset
+        proc, metrics_url = start(a, self.ns, self.work)
+        sampler = Sampler(proc, metrics_url)
+        sampler.t0 = time.monotonic()
+        audit = Audit(a.audit, self.ns)
+        self.start_watches()
+        result = {"controller": a.controller, "scenario": a.scenario, "size": a.size,
+                  "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+        try:
+            getattr(self, "scenario_" + a.scenario)(proc, sampler, audit, result)
+            result["peak_rss_mib"] = round(proc.peak_mib(), 1)
+            result["rss_curve"] = [(round(t, 1), round(r, 1)) for t, r, _ in sampler.samples[::4]]
+        except Exception:
+            tl = self.timeline
+            self.log(f"state: pods seen {dict(tl.count)}, running {dict(tl.count_running)}, "
+                     f"ids {sorted(tl.id_at)}, failed {sorted(tl.failed_at)}")
+            with open(proc.log.name) as f:
+                self.log("last lines of the controller's log:\n" + "".join(f.readlines()[-15:]))
+            raise
+        finally:
+            sampler.stop.set()
+            self.stop.set()
+            proc.stop()
+            self.api.delete(f"/api/v1/namespaces/{self.ns}")
+        return result
+
+    def scenario_big(self, proc, sampler, audit, result):
+        self.scenario_many(proc, sampler, audit, result, jobs=1, replicas=self.args.pods)
+
+    def scenario_many(self, proc, sampler, audit, result, jobs=None, replicas=None):
+        a = self.args
+        jobs = jobs or a.jobs
+        replicas = replicas or a.replicas
+        names = [f"job-{i}" for i in range(jobs)]
+        result.update(jobs=jobs, replicas=replicas, pods=jobs * replicas)
+
+        def first():
+            self.create_jobs(names, replicas)
+            self.log(f"{jobs} jobs x {replicas} pods created")
+            wait_for("first attempts running (and ids published)", lambda: self.attempt_done(names, 1), a.timeout)
+        result["create"] = self.run_phase(proc, sampler, audit, first)
+        result["create"]["times"] = self.times(names, 1, lambda n: self.created_at[n])
+        self.log(f"first attempts: {result['create']['times']}")
+
+        def restart():
+            self.fail_one_rank(names, replicas)
+            wait_for("next attempts running (and ids published)", lambda: self.attempt_done(names, 2), a.timeout)
+        result["restart"] = self.run_phase(proc, sampler, audit, restart)
+        result["restart"]["times"] = self.times(names, 2, lambda n: self.timeline.failed_at[(n, 1)])
+        self.log(f"restarts: {result['restart']['times']}")
+
+    def scenario_churn(self, proc, sampler, audit, result):
+        a = self.args
+        annotations = {EXIT: "0", EXIT_AFTER: f"{a.run_for}s"}
+        names, finished = [], []
+        result.update(replicas=a.replicas, rate_jobs_per_s=a.rate, seconds=a.seconds, run_for_s=a.run_for)
+
+        def reap():
+            """Deletes each job once every pod of its attempt succeeded (as a TTL would)."""
+            with self.timeline.lock:
+                done = [n for n in names if n not in finished and (n, 1) in self.timeline.succeeded_at]
+            for n in done:
+                finished.append(n)
+                self.pool.submit(self.api.delete, jobs_path(a.controller, self.ns, n))
+
+        def body():
+            t0 = time.monotonic()
+            i = 0
+            while time.monotonic() - t0 < a.seconds:
+                due = t0 + i / a.rate
+                if time.monotonic() >= due:
+                    name = f"job-{i}"
+                    names.append(name)
+                    self.pool.submit(self.create_jobs, [name], a.replicas, annotations)
+                    i += 1
+                reap()
+                time.sleep(0.02)
+            self.log(f"{len(names)} jobs created; waiting for the last to finish")
+            wait_for("every churn job finished", lambda: (reap(), len(finished) == len(names))[1],
+                     a.run_for + a.timeout)
+        result["churn"] = self.run_phase(proc, sampler, audit, body)
+        result["churn"]["jobs"] = len(names)
+        result["churn"]["times"] = self.times(names, 1, lambda n: self.created_at[n])
+        result["churn"]["rss_mib_p50"] = percentile([r for _, r, _ in sampler.samples], 50)
+
+
+def make_nodes(args):
+    """Fake nodes of KWOK (annotation kwok.x-k8s.io/node=fake): --gpus nvidia.com/gpu each. The
+    API server taints a new node not-ready (TaintNodesByCondition); the node lifecycle
+    controller, which is not run here, would lift it once the node is Ready: the bench lifts it."""
+    env = dict(line.replace("export ", "", 1).strip().split("=", 1)
+               for line in open(f"{args.controlplane}/env") if "=" in line)
+    api = Api(env["APISERVER_URL"], f"{args.controlplane}/pki")
+    capacity = {"cpu": "128", "memory": "2Ti", "pods": "110", "ephemeral-storage": "10Ti",
+                "nvidia.com/gpu": str(args.gpus)}
+
+    def make(i):
+        name = f"kwok-node-{i}"
+        code, _ = api.request("POST", "/api/v1/nodes", {
+            "metadata": {"name": name, "annotations": {"kwok.x-k8s.io/node": "fake"},
+                         "labels": {"type": "kwok", "kubernetes.io/hostname": name}},
+            "status": {"capacity": capacity, "allocatable": capacity}})
+        if code not in (201, 409):
+            raise RuntimeError(f"node {name}: {code}")
+        api.merge_patch(f"/api/v1/nodes/{name}", {"spec": {"taints": None}})
+    with concurrent.futures.ThreadPoolExecutor(max_workers=8) as pool:
+        list(pool.map(make, range(args.nodes)))
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("command", choices=["nodes", "big", "many", "churn"])
+    p.add_argument("--controlplane", required=True, help="the control plane's dir (tests/controlplane)")
+    p.add_argument("--controller", choices=["operator", "jobset"], default="operator")
+    p.add_argument("--operator", help="the nccl-operator binary")
+    p.add_argument("--jobset-dir", help="bench/jobset/build.sh's output dir")
+    p.add_argument("--audit", help="the API server's audit log")
+    p.add_argument("--out", help="append the result as one JSON line here")
+    p.add_argument("--nodes", type=int, default=1000)
+    p.add_argument("--gpus", type=int, default=8, help="nvidia.com/gpu per node")
+    p.add_argument("--gpus-per-pod", type=int, default=1)
+    p.add_argument("--pods", type=int, default=4096, help="big: pods of the one job")
+    p.add_argument("--jobs", type=int, default=500, help="many: jobs created at once")
+    p.add_argument("--replicas", type=int, default=8, help="many, churn: pods per job")
+    p.add_argument("--rate", type=float, default=1.0, help="churn: jobs created per second")
+    p.add_argument("--seconds", type=float, default=600, help="churn: how long jobs are created")
+    p.add_argument("--run-for", type=float, default=20, help="churn: seconds a job's trainers run")
+    p.add_argument("--timeout", type=float, default=600, help="deadline of each wait, seconds")
+    p.add_argument("--size", type=float, default=1.0, help="recorded with the result: the fraction of full scale")
+    a = p.parse_args()
+    if a.command == "nodes":
+        make_nodes(a)
+        return
+    a.scenario = a.command
+    result = Bench(a).run()
+    line = json.dumps(result)
+    if a.out:
+        with open(a.out, "a") as f:
+            f.write(line + "\n")
+    print(line)
+
+
+if __name__ == "__main__":
+    main()

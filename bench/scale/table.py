@@ -1,0 +1,78 @@
+#!/usr/bin/env python3
+"""Markdown tables of bench/scale/run.sh's results.jsonl: one table per scenario, each size and
+controller a column."""
+import json
+import sys
+
+
+def fmt(v, digits=1):
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return "∞" if v == float("inf") else f"{v:.{digits}f}"
+    return str(v)
+
+
+def dig(r, *path):
+    for p in path:
+        if not isinstance(r, dict) or p not in r:
+            return None
+        r = r[p]
+    return r
+
+
+def per(r, phase, who, writes_only, divide_by):
+    counts = dig(r, phase, "audit") or {}
+    verbs = ("create", "update", "patch", "delete", "deletecollection")
+    n = sum(v for k, v in counts.items()
+            if k.split()[0] in who and (not writes_only or k.split()[1] in verbs))
+    return n / divide_by if divide_by else None
+
+
+def rows_for(r):
+    jobs = r.get("jobs") or dig(r, "churn", "jobs") or 1
+    who = ("operator",) if r["controller"] == "operator" else ("jobset", "jobctl")
+    out = []
+    for phase, label in (("create", "first attempt"), ("restart", "after a rank failed"), ("churn", "churn")):
+        if phase not in r:
+            continue
+        secs = dig(r, phase, "seconds")
+        for what in ("exist", "running", "id"):
+            t = dig(r, phase, "times", what)
+            if t:
+                out.append((f"{label}: all pods {what} p50 / p99 (s)" if what != "id" else f"{label}: id published p50 / p99 (s)",
+                            f"{fmt(t['p50'])} / {fmt(t['p99'])}"))
+        out.append((f"{label}: CPU (s)", fmt(dig(r, phase, "cpu_s"), 2)))
+        out.append((f"{label}: API requests / job (writes)",
+                    f"{fmt(per(r, phase, who, False, jobs))} ({fmt(per(r, phase, who, True, jobs))})"))
+        out.append((f"{label}: API requests / s", fmt(per(r, phase, who, False, secs))))
+        out.append((f"{label}: API latency p99 (s)", fmt(dig(r, phase, "api_latency_p99_s"), 3)))
+        out.append((f"{label}: work-queue depth max", fmt(dig(r, phase, "queue_depth_max"))))
+    out.append(("peak RSS (MiB)", fmt(r.get("peak_rss_mib"))))
+    return out
+
+
+def main():
+    results = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    for scenario in ("big", "many", "churn"):
+        rs = [r for r in results if r["scenario"] == scenario]
+        if not rs:
+            continue
+        cols = [f"{r['controller']} x{r.get('size', 1):g} ({r.get('pods') or r.get('rate_jobs_per_s', '')})" for r in rs]
+        table = {}
+        order = []
+        for i, r in enumerate(rs):
+            for k, v in rows_for(r):
+                if k not in table:
+                    table[k] = ["—"] * len(rs)
+                    order.append(k)
+                table[k][i] = v
+        print(f"\n### {scenario}\n")
+        print("| measure | " + " | ".join(cols) + " |")
+        print("| --- |" + " --- |" * len(cols))
+        for k in order:
+            print(f"| {k} | " + " | ".join(table[k]) + " |")
+
+
+if __name__ == "__main__":
+    main()

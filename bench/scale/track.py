@@ -1,0 +1,97 @@
+"""What the scale bench saw, and when: pure bookkeeping of pod and ConfigMap events by job and
+attempt (no I/O: the watches feed it, the tests feed it by hand). Times are the bench's clock
+when the event arrived."""
+
+import threading
+
+# How each controller marks its pods: the job label, the attempt label and its first value.
+OPERATOR = {"job": "nccl.dev/job-name", "attempt": "nccl.dev/attempt", "first_attempt": 1,
+            "index": "nccl.dev/index"}
+JOBSET = {"job": "jobset.sigs.k8s.io/jobset-name", "attempt": "jobset.sigs.k8s.io/restart-attempt",
+          "first_attempt": 0, "index": "batch.kubernetes.io/job-completion-index"}
+
+
+def percentile(values, q):
+    """The q-th percentile (0..100) by nearest rank; None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    rank = max(1, -(-len(ordered) * q // 100))  # ceil(len * q / 100), at least 1
+    return ordered[min(len(ordered), int(rank)) - 1]
+
+
+class Timeline:
+    def __init__(self, marks, replicas_of):
+        """marks: OPERATOR or JOBSET; replicas_of(job) -> the number of pods an attempt has."""
+        self.marks = marks
+        self.replicas_of = replicas_of
+        self.lock = threading.Lock()
+        self.pods = {}          # uid -> (job, attempt)
+        self.running = set()    # uids seen Running
+        self.ended = {}         # uid -> phase (Succeeded or Failed), first seen
+        self.count = {}         # (job, attempt) -> pods seen
+        self.count_running = {}
+        self.count_succeeded = {}
+        self.exist_at = {}      # (job, attempt) -> time the last pod of the attempt appeared
+        self.running_at = {}    # (job, attempt) -> time the last pod of the attempt ran
+        self.succeeded_at = {}  # (job, attempt) -> time every pod of the attempt succeeded
+        self.failed_at = {}     # (job, attempt) -> time a pod of the attempt was first seen Failed
+        self.id_at = {}         # (job, attempt) -> time its ConfigMap first held the id
+        self.root_running = []  # (job, attempt, pod name) whose root (index 0) runs, in order seen
+        self.names = {}         # (job, attempt, index) -> pod name
+
+    def attempt_of(self, labels):
+        """Attempt numbers start at 1 for both controllers (JobSet counts restarts from 0)."""
+        raw = labels.get(self.marks["attempt"])
+        if raw is None:
+            return None
+        return int(raw) - self.marks["first_attempt"] + 1
+
+    def on_pod(self, kind, pod, now):
+        meta = pod.get("metadata", {})
+        labels = meta.get("labels") or {}
+        job = labels.get(self.marks["job"])
+        attempt = self.attempt_of(labels)
+        if job is None or attempt is None or kind == "DELETED":
+            return
+        uid = meta["uid"]
+        key = (job, attempt)
+        want = self.replicas_of(job)
+        with self.lock:
+            if uid not in self.pods:
+                self.pods[uid] = key
+                self.names[(job, attempt, labels.get(self.marks["index"]))] = meta["name"]
+                self.count[key] = self.count.get(key, 0) + 1
+                if self.count[key] == want:
+                    self.exist_at[key] = now
+            phase = pod.get("status", {}).get("phase")
+            if phase in ("Running", "Succeeded", "Failed") and uid not in self.running:
+                self.running.add(uid)
+                self.count_running[key] = self.count_running.get(key, 0) + 1
+                if self.count_running[key] == want:
+                    self.running_at[key] = now
+                if labels.get(self.marks["index"]) == "0":
+                    self.root_running.append((job, attempt, meta["name"]))
+            if phase in ("Succeeded", "Failed") and uid not in self.ended:
+                self.ended[uid] = phase
+                if phase == "Failed":
+                    self.failed_at.setdefault(key, now)
+                else:
+                    self.count_succeeded[key] = self.count_succeeded.get(key, 0) + 1
+                    if self.count_succeeded[key] == want:
+                        self.succeeded_at[key] = now
+
+    def on_configmap(self, kind, cm, now):
+        labels = cm.get("metadata", {}).get("labels") or {}
+        job = labels.get(OPERATOR["job"])
+        data = cm.get("data") or {}
+        if job is None or kind == "DELETED" or not data.get("uniqueId") or "attempt" not in data:
+            return
+        with self.lock:
+            self.id_at.setdefault((job, int(data["attempt"])), now)
+
+    def take_roots(self):
+        """Roots seen running since the last call (the bench posts their ids)."""
+        with self.lock:
+            out, self.root_running = self.root_running, []
+        return out
