@@ -158,6 +158,18 @@ if [ "$smoke" = 1 ]; then
   exit 0
 fi
 
+# CPU seconds of each part of the cluster, to see who is the bottleneck of a run.
+cpu_of() { awk -v t="$(getconf CLK_TCK)" '{print ($14+$15)/t}' "/proc/$1/stat" 2>/dev/null || echo 0; }
+parts=(apiserver etcd controller-manager)
+part_pids=("$(cat "$cp_dir/apiserver.pid")" "$(cat "$cp_dir/etcd.pid")" "$(cat "$cp_dir/controller-manager.pid")")
+parts+=(scheduler kwok); part_pids+=("${pids[0]}" "$kwok_pid")
+cpu_snapshot() { local p; for p in "${part_pids[@]}"; do cpu_of "$p"; done | paste -sd' '; }
+cpu_report() {  # cpu_report <label> <snapshot before>
+  local before=($2) after=($(cpu_snapshot)) i line="$1: CPU s of the cluster's parts:"
+  for i in "${!parts[@]}"; do line+=" ${parts[$i]} $(echo "${after[$i]} - ${before[$i]}" | bc)"; done
+  log "$line"; echo "$line" >>"$out/cluster-cpu.log"
+}
+
 IFS=, read -r -a size_list <<<"$sizes"
 IFS=, read -r -a scenario_list <<<"$scenarios"
 IFS=, read -r -a controller_list <<<"$controllers"
@@ -171,9 +183,11 @@ for s in "${size_list[@]}"; do
         *) echo "run.sh: unknown scenario $sc" >&2; exit 2 ;;
       esac
       log "$sc x$s: $c ${args[*]}"
+      snap=$(cpu_snapshot)
       if ! python3 "$here/scale.py" "$sc" "${common[@]}" --controller "$c" "${args[@]}" --size "$s" >/dev/null; then
         log "$sc x$s: $c did not finish (recorded as missing)"
       fi
+      cpu_report "$sc x$s $c" "$snap"
       wait_until 600 "the last run's pods gone" no_pods
     done
   done

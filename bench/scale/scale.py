@@ -375,7 +375,8 @@ class Bench:
     def times(self, names, attempt, start_of):
         tl = self.timeline
         out = {}
-        for what, table in (("exist", tl.exist_at), ("running", tl.running_at), ("id", tl.id_at)):
+        for what, table in (("exist", tl.exist_at), ("bound", tl.bound_at), ("running", tl.running_at),
+                            ("id", tl.id_at)):
             vals = [table[(n, attempt)] - start_of(n) for n in names if (n, attempt) in table]
             if vals:
                 out[what] = {"p50": round(percentile(vals, 50), 2), "p99": round(percentile(vals, 99), 2),
@@ -415,8 +416,10 @@ class Bench:
             result["rss_curve"] = [(round(t, 1), round(r, 1)) for t, r, _ in sampler.samples[::4]]
         except Exception:
             tl = self.timeline
-            self.log(f"state: pods seen {dict(tl.count)}, running {dict(tl.count_running)}, "
-                     f"ids {sorted(tl.id_at)}, failed {sorted(tl.failed_at)}")
+            self.log(f"state: pods seen {dict(tl.count)}, bound {dict(tl.count_bound)}, "
+                     f"running {dict(tl.count_running)}, ids {sorted(tl.id_at)}, failed {sorted(tl.failed_at)}")
+            for phase, attempt, start_of in (("create", 1, lambda n: self.created_at[n]),):
+                self.log(f"{phase} so far: {self.times(list(self.replicas), attempt, start_of)}")
             with open(proc.log.name) as f:
                 self.log("last lines of the controller's log:\n" + "".join(f.readlines()[-15:]))
             raise

@@ -28,6 +28,9 @@ class Timeline:
         self.lock = threading.Lock()
         self.pods = {}          # uid -> (job, attempt)
         self.running = set()    # uids seen Running
+        self.bound = set()      # uids seen with a node
+        self.count_bound = {}
+        self.bound_at = {}      # (job, attempt) -> time the last pod of the attempt was bound
         self.ended = {}         # uid -> phase (Succeeded or Failed), first seen
         self.count = {}         # (job, attempt) -> pods seen
         self.count_running = {}
@@ -64,6 +67,11 @@ class Timeline:
                 self.count[key] = self.count.get(key, 0) + 1
                 if self.count[key] == want:
                     self.exist_at[key] = now
+            if pod.get("spec", {}).get("nodeName") and uid not in self.bound:
+                self.bound.add(uid)
+                self.count_bound[key] = self.count_bound.get(key, 0) + 1
+                if self.count_bound[key] == want:
+                    self.bound_at[key] = now
             phase = pod.get("status", {}).get("phase")
             if phase in ("Running", "Succeeded", "Failed") and uid not in self.running:
                 self.running.add(uid)

@@ -25,7 +25,12 @@ def test_attempt_times_when_the_last_pod_arrives_and_runs():
     tl.on_pod("ADDED", pod("b", "j", 1, 1), 2.0)
     tl.on_pod("MODIFIED", pod("b", "j", 1, 1), 2.5)  # seen again: counted once
     assert tl.exist_at[("j", 1)] == 2.0
+    bound = pod("a", "j", 1, 0)
+    bound["spec"] = {"nodeName": "n1"}
+    tl.on_pod("MODIFIED", bound, 2.7)
     tl.on_pod("MODIFIED", pod("a", "j", 1, 0, "Running"), 3.0)
+    assert ("j", 1) not in tl.bound_at
+    assert tl.count_bound[("j", 1)] == 1
     assert tl.take_roots() == [("j", 1, "j-0")]
     assert tl.take_roots() == []
     tl.on_pod("MODIFIED", pod("b", "j", 1, 1, "Succeeded"), 4.0)  # ran, even if Running was missed
