@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
@@ -27,6 +28,8 @@ namespace {
 constexpr char kComponent[] = "sidecar";
 constexpr int kExitBindFailed = 1;
 constexpr int kExitBadConfig = 2;
+// How long a stopping root sidecar keeps trying to put a posted id on its pod.
+constexpr std::chrono::seconds kReportGrace{20};
 
 // The id source in one mode or the other; owns the threads that feed the board.
 struct IdSource {
@@ -145,6 +148,16 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   logging::Info(kComponent, "stopping", {{"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  // The kubelet stops a native sidecar when the pod's trainer has ended; a root trainer that
+  // ends right after its POST (a CPU job) would otherwise take the attempt's id with it while
+  // the API server was away. Keep reporting within the pod's grace period (default 30 s).
+  if (source.reporter && !source.reporter->WaitReported(std::chrono::milliseconds(0))) {
+    logging::Info(kComponent, "the id is not on the pod yet; still reporting it before stopping",
+                  {{"up_to_seconds", std::to_string(kReportGrace.count())}});
+    if (!source.reporter->WaitReported(kReportGrace)) {
+      logging::Warn(kComponent, "stopping with the id not on the pod; the attempt cannot start");
+    }
+  }
 
   board.Close();  // answers every waiting long-poll (503) so the servers can stop at once
   source.Stop();

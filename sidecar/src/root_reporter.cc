@@ -36,6 +36,11 @@ void RootReporter::Report(int64_t attempt, const std::string& raw_id) {
   wake_.notify_all();
 }
 
+bool RootReporter::WaitReported(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return wake_.wait_for(lock, timeout, [this] { return !pending_.has_value(); });
+}
+
 bool RootReporter::reported() const {
   std::lock_guard<std::mutex> lock(mu_);
   return reported_;
@@ -77,6 +82,7 @@ void RootReporter::Run(std::stop_token stop) {
         logging::Info(kComponent, "annotated the root pod with the id",
                       {{"pod", config_.pod_name}, {"attempt", std::to_string(pending.attempt)}});
       }
+      wake_.notify_all();  // WaitReported
       backoff.Reset();
       continue;
     }

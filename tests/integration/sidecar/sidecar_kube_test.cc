@@ -252,6 +252,50 @@ TEST_F(SidecarKubeTest, RootPostAnnotatesItsOwnPod) {
   EXPECT_EQ(root->Terminate(), 0) << root->Log();
 }
 
+// Found by tests/chaos: a root trainer of a CPU job ends right after its POST; the kubelet then
+// stops the sidecar. If the API server could not take the annotation yet (restarting; here:
+// RBAC refuses the patch until the test allows it), the sidecar used to exit at once and the
+// attempt's id was lost: the workers waited out their init timeout. It now keeps reporting
+// after SIGTERM, within the pod's grace period.
+TEST_F(SidecarKubeTest, StoppedRootStillPutsAPostedIdOnItsPod) {
+  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+              {"metadata", {{"name", std::string(kJob) + "-0"}, {"labels", {{"nccl.dev/job-name", kJob}}}}},
+              {"spec", {{"serviceAccountName", std::string(kJob) + "-nccl"}, {"automountServiceAccountToken", false},
+                        {"containers", json::array({{{"name", "trainer"}, {"image", "example.invalid/trainer:1"}}})}}}};
+  ASSERT_TRUE(admin_->Create(kube::resources::kPods, ns_, pod).ok());
+  PublishConfigMap(1, std::nullopt);
+  const std::string role = std::string(kJob) + "-nccl";
+  auto pod_verbs = [&](json verbs) {
+    json rules = json::array({{{"apiGroups", {""}}, {"resources", {"configmaps"}}, {"resourceNames", {role}},
+                               {"verbs", {"get", "list", "watch"}}},
+                              {{"apiGroups", {""}}, {"resources", {"pods"}},
+                               {"resourceNames", {std::string(kJob) + "-0"}}, {"verbs", verbs}}});
+    auto r = admin_->Patch(kube::resources::kRoles, ns_, role, kube::PatchType::kMerge, {{"rules", rules}});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  };
+  pod_verbs({"get"});  // the patch is refused until the test allows it
+
+  auto root = StartSidecar(0, 1);
+  httplib::Client client("127.0.0.1", root->api_port());
+  const std::string id = SomeId(7);
+  auto posted = client.Post("/v1/id", id, "application/octet-stream");
+  ASSERT_TRUE(posted);
+  ASSERT_EQ(posted->status, 200) << posted->body;
+  ASSERT_TRUE(testsupport::WaitFor([&] { return root->Log().find("could not annotate the root pod") != std::string::npos; },
+                                   seconds(30))) << root->Log();
+
+  auto exit_code = std::async(std::launch::async, [&] { return root->Terminate(seconds(40)); });
+  ASSERT_TRUE(testsupport::WaitFor([&] { return root->Log().find("still reporting it before stopping") != std::string::npos; },
+                                   seconds(10))) << root->Log();
+  pod_verbs({"get", "patch"});
+  EXPECT_EQ(exit_code.get(), 0) << root->Log();
+  auto current = admin_->Get(kube::resources::kPods, ns_, std::string(kJob) + "-0");
+  ASSERT_TRUE(current.ok());
+  json annotations = (*current)["metadata"].value("annotations", json::object());
+  EXPECT_EQ(annotations.value("nccl.dev/unique-id", ""), sidecar::Base64Encode(id)) << root->Log();
+  EXPECT_EQ(annotations.value("nccl.dev/unique-id-attempt", ""), "1");
+}
+
 TEST_F(SidecarKubeTest, CarriesOnAcrossAnApiServerRestart) {
   PublishConfigMap(1, std::nullopt);
   auto worker = StartSidecar(1, 1);
