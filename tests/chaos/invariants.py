@@ -93,9 +93,20 @@ def ids_of_own_attempt(trainer_logs, job):
     return bad
 
 
+def trainer_exited_zero(pod):
+    """What the operator's Succeeded rests on: the trainer container ended with exit code 0 (the
+    pod's phase follows a moment later, once the kubelet has stopped its sidecar)."""
+    if pod.get("status", {}).get("phase") == "Succeeded":
+        return True
+    for c in pod.get("status", {}).get("containerStatuses") or []:
+        if c.get("name") == "trainer":
+            return (c.get("state", {}).get("terminated") or {}).get("exitCode") == 0
+    return False
+
+
 def status_matches_pods(api, ns, job, creates):
     """The job's status agrees with its pods: its attempt is the newest one pods were made for,
-    and a Succeeded job has all replicas of that attempt Succeeded (those not yet gone)."""
+    and a Succeeded job has all replicas of that attempt with their trainer exited 0."""
     obj = api.get(jobs_path(ns, job))
     if obj is None:
         return [f"{job}: cannot read the NcclJob"]
@@ -107,9 +118,10 @@ def status_matches_pods(api, ns, job, creates):
     if status.get("state") == "Succeeded":
         pods = api.items(f"/api/v1/namespaces/{ns}/pods?labelSelector={JOB_LABEL}={job}") or []
         current = [p for p in pods if p["metadata"].get("labels", {}).get(ATTEMPT_LABEL) == str(status.get("attempt"))]
-        not_done = [p["metadata"]["name"] for p in current if p.get("status", {}).get("phase") != "Succeeded"]
+        not_done = [p["metadata"]["name"] for p in current if not trainer_exited_zero(p)]
         if not_done:
-            bad.append(f"{job}: Succeeded but pods of attempt {status.get('attempt')} are not: {not_done}")
+            bad.append(f"{job}: Succeeded but the trainers of attempt {status.get('attempt')} in {not_done} "
+                       "did not exit 0")
         if len(current) != obj["spec"]["replicas"]:
             bad.append(f"{job}: Succeeded with {len(current)} pods of attempt {status.get('attempt')}, "
                        f"want {obj['spec']['replicas']}")
