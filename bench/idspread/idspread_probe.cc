@@ -31,6 +31,8 @@
 #include <thread>
 #include <vector>
 
+#include "contract/unique_id.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -59,29 +61,6 @@ bool WriteAll(int fd, const std::string& data) {
     done += static_cast<size_t>(n);
   }
   return true;
-}
-
-std::string Base64(const std::string& in) {
-  static const char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8) | uint8_t(in[i + 2]);
-    for (int s = 18; s >= 0; s -= 6) out += kAlphabet[(v >> s) & 63];
-  }
-  if (i + 1 == in.size()) {
-    uint32_t v = uint8_t(in[i]) << 16;
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += "==";
-  } else if (i + 2 == in.size()) {
-    uint32_t v = (uint8_t(in[i]) << 16) | (uint8_t(in[i + 1]) << 8);
-    out += kAlphabet[(v >> 18) & 63];
-    out += kAlphabet[(v >> 12) & 63];
-    out += kAlphabet[(v >> 6) & 63];
-    out += '=';
-  }
-  return out;
 }
 
 struct Receiver {
@@ -191,7 +170,7 @@ int Sidecars(const std::string& ports_file, int root_port, int settle_ms, int ti
   });
   Drain(receivers, t0 + std::chrono::seconds(timeout_s));
   poster.join();
-  Report(receivers, t0, "\"id\":\"" + Base64(id) + "\"", 0);
+  Report(receivers, t0, "\"id\":\"" + contract::Base64Encode(id) + "\"", 0);
   return 0;
 }
 

@@ -5,7 +5,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "base64.h"
+#include "contract/unique_id.h"
 #include "yaml_subset.h"
 
 namespace kube {
@@ -13,6 +13,25 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+
+// kubeconfig *-data fields are standard base64 that tools sometimes wrap or leave unpadded:
+// folded to the one strict form (contract/unique_id.h) before decoding.
+std::optional<std::string> DecodeKubeconfigData(std::string_view value) {
+  std::string text;
+  for (char c : value) {
+    if (c != ' ' && c != '\n' && c != '\r' && c != '\t') text += c;
+  }
+  while (!text.empty() && text.back() == '=') text.pop_back();
+  if (text.size() % 4 == 1) return std::nullopt;  // a lone 6-bit leftover is not base64
+  // Bits past the last whole byte are dropped, not refused: a kubeconfig is lenient input, the id is not.
+  if (const std::size_t tail = text.size() % 4; tail != 0) {
+    const auto last = contract::base64_internal::kReverse[static_cast<unsigned char>(text.back())];
+    if (last == contract::base64_internal::kInvalid) return std::nullopt;
+    text.back() = contract::base64_internal::kAlphabet[last & (tail == 2 ? 0x30 : 0x3c)];
+  }
+  text.append((4 - text.size() % 4) % 4, '=');
+  return contract::Base64Decode(text);
+}
 
 Status ConfigError(const std::string& where, const std::string& what) {
   return Status::Local("InvalidConfig", where + ": " + what);
@@ -83,10 +102,12 @@ class Reader {
     std::string value;
     if (!String(obj, path, key, &value, err)) return false;
     if (value.empty()) return true;
-    if (!internal::Base64Decode(value, out)) {
+    std::optional<std::string> decoded = DecodeKubeconfigData(value);
+    if (!decoded) {
       *err = ConfigError(Where(path + "." + key), "is not valid base64");
       return false;
     }
+    *out = std::move(*decoded);
     return true;
   }
 

@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "api/names.h"
+#include "contract/names.h"
 #include "cache/trim.h"
 #include "desired/pod.h"
 #include "policy/observed.h"
@@ -22,8 +22,8 @@ Json ServerPod(const std::string& trainer_state) {
   md["resourceVersion"] = "42";
   md["creationTimestamp"] = "2026-01-01T00:00:00Z";
   md["deletionTimestamp"] = "2026-01-01T00:01:00Z";
-  md["annotations"][std::string(api::kAnnotationUniqueId)] = "aWQ=";
-  md["annotations"][std::string(api::kAnnotationUniqueIdAttempt)] = "2";
+  md["annotations"][std::string(contract::kAnnotationUniqueId)] = "aWQ=";
+  md["annotations"][std::string(contract::kAnnotationUniqueIdAttempt)] = "2";
   md["annotations"]["kubectl.kubernetes.io/restartedAt"] = "x";
   md["managedFields"] = Json::array({{{"manager", "nccl-operator"}, {"fieldsV1", {{"f:spec", Json::object()}}}}});
   pod["status"] = Json::parse(R"({
@@ -87,7 +87,7 @@ TEST(TrimPodTest, KeepsWhatTheControllerReadsAndDropsTheRest) {
   EXPECT_EQ(pod["metadata"]["namespace"], "ml");
   EXPECT_EQ(pod["metadata"]["resourceVersion"], "42");
   EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["uid"], "uid-1");
-  EXPECT_EQ(pod["metadata"]["labels"][std::string(api::kLabelJobName)], "demo");
+  EXPECT_EQ(pod["metadata"]["labels"][std::string(contract::kLabelJobName)], "demo");
   EXPECT_FALSE(pod.contains("spec"));
   EXPECT_FALSE(pod["metadata"].contains("managedFields"));
   EXPECT_FALSE(pod["metadata"]["annotations"].contains("kubectl.kubernetes.io/restartedAt"));

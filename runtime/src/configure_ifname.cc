@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <mutex>
 
+#include "contract/env.h"
 #include "log.h"
 #include "net_probe.h"
 #include "nccl_k8s/runtime.h"
@@ -16,17 +17,17 @@ IfnameChoice ConfigureSocketIfname(const JobEnv& env) {
   static IfnameChoice choice;
   std::call_once(once, [&env] {
     IfnameInputs inputs;
-    if (const char* user = std::getenv("NCCL_SOCKET_IFNAME")) inputs.user_value = user;
+    if (const char* user = std::getenv(contract::env::kNcclSocketIfname)) inputs.user_value = user;
     inputs.pod_ip = env.pod_ip;
     inputs.interfaces = ListInterfaces();
     inputs.default_route_interface = DefaultRouteInterface();
     choice = ChooseSocketIfname(inputs);
     if (choice.source != IfnameSource::kUser && !choice.value.empty()) {
-      setenv("NCCL_SOCKET_IFNAME", choice.value.c_str(), 1);
+      setenv(contract::env::kNcclSocketIfname, choice.value.c_str(), 1);
     }
     for (const auto& warning : choice.warnings) log::Warn(warning);
     log::Info("NCCL_SOCKET_IFNAME chosen",
-              {{"NCCL_SOCKET_IFNAME", choice.value}, {"source", IfnameSourceName(choice.source)}});
+              {{contract::env::kNcclSocketIfname, choice.value}, {"source", IfnameSourceName(choice.source)}});
   });
   return choice;
 }

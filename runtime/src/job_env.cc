@@ -7,8 +7,12 @@
 #include <string_view>
 #include <vector>
 
+#include "contract/env.h"
+
 namespace nccl_k8s {
 namespace {
+
+namespace env = contract::env;
 
 // Collects every problem so that one error message names them all.
 class Problems {
@@ -58,14 +62,14 @@ const char* ProcessEnv(const char* name) { return std::getenv(name); }
 Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
   Problems problems;
   JobEnv env;
-  auto index = ReadInt(lookup, "NCCLJOB_INDEX", 0, kMaxCount, true, problems);
-  auto world = ReadInt(lookup, "NCCLJOB_WORLD_SIZE", 1, kMaxCount, true, problems);
-  auto gpus = ReadInt(lookup, "NCCLJOB_GPUS_PER_POD", 0, 1024, true, problems);
-  auto attempt = ReadInt(lookup, "NCCLJOB_ATTEMPT", 1, kMaxCount, true, problems);
-  auto replicas = ReadInt(lookup, "NCCLJOB_REPLICAS", 1, kMaxCount, false, problems);
-  auto timeout = ReadInt(lookup, "NCCLJOB_INIT_TIMEOUT_SECONDS", 1, 7 * 24 * 3600, false, problems);
+  auto index = ReadInt(lookup, env::kIndex, 0, kMaxCount, true, problems);
+  auto world = ReadInt(lookup, env::kWorldSize, 1, kMaxCount, true, problems);
+  auto gpus = ReadInt(lookup, env::kGpusPerPod, 0, 1024, true, problems);
+  auto attempt = ReadInt(lookup, env::kAttempt, 1, kMaxCount, true, problems);
+  auto replicas = ReadInt(lookup, env::kReplicas, 1, kMaxCount, false, problems);
+  auto timeout = ReadInt(lookup, env::kInitTimeoutSeconds, 1, 7 * 24 * 3600, false, problems);
 
-  const char* url = lookup("NCCLJOB_SIDECAR_URL");
+  const char* url = lookup(env::kSidecarUrl);
   if (url == nullptr || *url == '\0') {
     problems.Add("NCCLJOB_SIDECAR_URL is not set");
   } else if (std::string_view(url).substr(0, 7) != "http://") {
@@ -74,8 +78,8 @@ Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
   } else {
     env.sidecar_url = url;
   }
-  if (const char* name = lookup("NCCLJOB_NAME")) env.job_name = name;
-  if (const char* ip = lookup("NCCLJOB_POD_IP")) env.pod_ip = ip;
+  if (const char* name = lookup(env::kJobName)) env.job_name = name;
+  if (const char* ip = lookup(env::kPodIp)) env.pod_ip = ip;
 
   if (index) env.index = *index;
   if (world) env.world_size = *world;
@@ -112,7 +116,7 @@ Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
 }
 
 Result<bool> ParseBlockingCommMode(const EnvLookup& lookup) {
-  const char* raw = lookup("NCCL_K8S_COMM_MODE");
+  const char* raw = lookup(env::kCommMode);
   if (raw == nullptr || *raw == '\0') return true;  // plain blocking NCCL communicators by default
   std::string value;
   for (const char* c = raw; *c != '\0'; ++c) {

@@ -6,6 +6,8 @@
 #include <ctime>
 #include <mutex>
 
+#include "contract/env.h"
+
 namespace nccl_k8s::log {
 namespace {
 
@@ -22,7 +24,7 @@ const char* LevelName(Level level) {
 
 Level MinLevel() {
   static const Level level = [] {
-    const char* v = std::getenv("NCCL_K8S_LOG_LEVEL");
+    const char* v = std::getenv(contract::env::kLogLevel);
     std::string_view s = v ? v : "info";
     if (s == "debug") return Level::kDebug;
     if (s == "warn") return Level::kWarn;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <thread>
 
+#include "contract/names.h"
 #include "flat_json.h"
 #include "log.h"
 
@@ -37,11 +38,12 @@ Status PostId(const std::string& sidecar_url, const IdBytes& id, int attempt,
               Clock::time_point deadline, const SidecarRetry& retry) {
   auto url = ParseHttpUrl(sidecar_url);
   if (!url.ok()) return Status(Code::kInvalidEnv, "NCCLJOB_SIDECAR_URL: " + url.status().message());
-  std::string body = "{\"id\":\"" + IdToBase64(id) + "\",\"attempt\":" + std::to_string(attempt) + "}";
+  std::string body = std::string("{\"") + contract::kFieldId + "\":\"" + IdToBase64(id) + "\",\"" +
+                     contract::kFieldAttempt + "\":" + std::to_string(attempt) + "}";
   milliseconds backoff = retry.first_backoff;
   std::string last_error;
   while (Clock::now() < deadline) {
-    auto response = HttpRequest(*url, "POST", "/v1/id", "application/json", body, deadline);
+    auto response = HttpRequest(*url, "POST", std::string(contract::kPathId), "application/json", body, deadline);
     if (!response.ok()) {
       last_error = response.status().message();
       log::Debug("posting the id failed; retrying", {{"error", last_error}});
@@ -71,7 +73,7 @@ Result<IdBytes> FetchId(const std::string& sidecar_url, int attempt, Clock::time
     if (Clock::now() >= deadline) break;
     // Ask the sidecar to answer a little before our deadline so the reply still arrives in time.
     long poll_s = std::clamp<long>(left.count() - 1, 1, retry.max_poll.count());
-    auto response = HttpRequest(*url, "GET", "/v1/id?timeout=" + std::to_string(poll_s), "", "",
+    auto response = HttpRequest(*url, "GET", std::string(contract::kPathId) + "?timeout=" + std::to_string(poll_s), "", "",
                                 deadline);
     if (!response.ok()) {
       last_error = response.status().message();
@@ -82,8 +84,8 @@ Result<IdBytes> FetchId(const std::string& sidecar_url, int attempt, Clock::time
     backoff = retry.first_backoff;
     switch (response->status) {
       case 200: {
-        auto id_text = JsonStringField(response->body, "id");
-        auto got_attempt = JsonIntField(response->body, "attempt");
+        auto id_text = JsonStringField(response->body, contract::kFieldId);
+        auto got_attempt = JsonIntField(response->body, contract::kFieldAttempt);
         if (!id_text || !got_attempt) {
           return Status(Code::kUnavailable, "the sidecar's answer has no id or attempt field");
         }

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "base64.h"
+#include "contract/unique_id.h"
 
 namespace nccl_k8s {
 namespace {
@@ -33,7 +33,9 @@ std::string IdToHex(const IdBytes& id) {
   return out;
 }
 
-std::string IdToBase64(const IdBytes& id) { return Base64Encode(id.data(), id.size()); }
+std::string IdToBase64(const IdBytes& id) {
+  return contract::Base64Encode(std::string_view(reinterpret_cast<const char*>(id.data()), id.size()));
+}
 
 std::optional<IdBytes> IdFromHex(std::string_view hex) {
   if (hex.size() != kUniqueIdBytes * 2) return std::nullopt;
@@ -47,8 +49,8 @@ std::optional<IdBytes> IdFromHex(std::string_view hex) {
 }
 
 std::optional<IdBytes> IdFromBase64(std::string_view text) {
-  auto bytes = Base64Decode(text);
-  if (!bytes || bytes->size() != kUniqueIdBytes) return std::nullopt;
+  std::optional<std::string> bytes = contract::DecodeUniqueId(text);
+  if (!bytes) return std::nullopt;
   IdBytes id{};
   std::memcpy(id.data(), bytes->data(), id.size());
   return id;

@@ -10,9 +10,11 @@
 #include <string>
 #include <string_view>
 
+#include "contract/unique_id.h"
+
 namespace nccl_k8s {
 
-constexpr size_t kUniqueIdBytes = 128;
+using contract::kUniqueIdBytes;
 using IdBytes = std::array<unsigned char, kUniqueIdBytes>;
 
 std::string IdToHex(const IdBytes& id);

@@ -4,7 +4,8 @@
 #include <utility>
 #include <variant>
 
-#include "base64.h"
+#include "contract/names.h"
+#include "contract/unique_id.h"
 #include "http_replies.h"
 #include "id_request.h"
 #include "logging/log.h"
@@ -32,9 +33,10 @@ ApiServer::ApiServer(const Config& config, IdBoard& board, RootIdSink on_root_id
       board_(board),
       on_root_id_(std::move(on_root_id)),
       server_(kComponent, ApiLimits(), "no such path; the API is /v1/id and /v1/info") {
-  server_.Handle("POST", "/v1/id", [this](const HttpRequest& req) -> Reply { return HandlePostId(req); });
-  server_.Handle("GET", "/v1/id", [this](const HttpRequest& req) { return HandleGetId(req); });
-  server_.Handle("GET", "/v1/info", [this](const HttpRequest&) -> Reply { return HandleInfo(); });
+  const std::string id_path(contract::kPathId);
+  server_.Handle("POST", id_path, [this](const HttpRequest& req) -> Reply { return HandlePostId(req); });
+  server_.Handle("GET", id_path, [this](const HttpRequest& req) { return HandleGetId(req); });
+  server_.Handle("GET", std::string(contract::kPathInfo), [this](const HttpRequest&) -> Reply { return HandleInfo(); });
   board_.SetOnChange([this] { server_.Wake(); });
 }
 
@@ -76,7 +78,7 @@ HttpResponse ApiServer::HandlePostId(const HttpRequest& req) {
       return ErrorReply(409, "a different id was already accepted for attempt " + attempt +
                                  "; one attempt has one id (start a new attempt instead)");
   }
-  return JsonReply(200, {{"attempt", config_.attempt}});
+  return JsonReply(200, {{contract::kFieldAttempt, config_.attempt}});
 }
 
 Reply ApiServer::HandleGetId(const HttpRequest& req) {
@@ -103,9 +105,10 @@ HttpResponse ApiServer::AnswerPoll(const WaitResult& result, std::chrono::steady
     case WaitOutcome::kReady: {
       const PublishedId& published = result.published;
       logging::Info(kComponent, "served the id", {{"attempt", attempt}, {"waited_ms", std::to_string(waited_ms.count())}});
-      return JsonReply(200, {{"id", Base64Encode(published.id)}, {"attempt", published.attempt},
-                             {"job", config_.job},
-                             {"jobUID", published.job_uid.empty() ? config_.job_uid : published.job_uid}});
+      return JsonReply(200, {{contract::kFieldId, contract::Base64Encode(published.id)},
+                             {contract::kFieldAttempt, published.attempt},
+                             {contract::kFieldJob, config_.job},
+                             {contract::kFieldJobUid, published.job_uid.empty() ? config_.job_uid : published.job_uid}});
     }
     case WaitOutcome::kTimeout:
       return HttpResponse{204, "", "", {}};

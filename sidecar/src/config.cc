@@ -4,8 +4,12 @@
 #include <charconv>
 #include <limits>
 
+#include "contract/env.h"
+
 namespace sidecar {
 namespace {
+
+namespace env = contract::env;
 
 template <class Int>
 std::optional<Int> ParseInt(std::string_view text) {
@@ -35,30 +39,30 @@ std::optional<ConfigError> ReadInt(const EnvLookup& env, std::string_view name, 
 }
 
 std::optional<ConfigError> ReadEnv(const EnvLookup& env, Config* config) {
-  auto job = env("NCCLJOB_NAME");
-  if (!job || job->empty()) return ConfigError{"NCCLJOB_NAME is not set; the operator injects it"};
+  auto job = env(env::kJobName);
+  if (!job || job->empty()) return ConfigError{std::string(env::kJobName) + " is not set; the operator injects it"};
   config->job = *job;
-  config->name_space = env("NCCLJOB_NAMESPACE").value_or("");
-  config->job_uid = env("NCCLJOB_UID").value_or("");
+  config->name_space = env(env::kNamespace).value_or("");
+  config->job_uid = env(env::kJobUid).value_or("");
 
-  if (auto e = ReadInt<int>(env, "NCCLJOB_INDEX", 0, true, &config->index)) return e;
-  if (auto e = ReadInt<int>(env, "NCCLJOB_REPLICAS", 1, true, &config->replicas)) return e;
-  if (auto e = ReadInt<int>(env, "NCCLJOB_GPUS_PER_POD", 0, false, &config->gpus_per_pod)) return e;
-  if (auto e = ReadInt<int64_t>(env, "NCCLJOB_ATTEMPT", 1, true, &config->attempt)) return e;
+  if (auto e = ReadInt<int>(env, env::kIndex, 0, true, &config->index)) return e;
+  if (auto e = ReadInt<int>(env, env::kReplicas, 1, true, &config->replicas)) return e;
+  if (auto e = ReadInt<int>(env, env::kGpusPerPod, 0, false, &config->gpus_per_pod)) return e;
+  if (auto e = ReadInt<int64_t>(env, env::kAttempt, 1, true, &config->attempt)) return e;
   if (config->index >= config->replicas) {
     return ConfigError{"NCCLJOB_INDEX=" + std::to_string(config->index) + " must be below NCCLJOB_REPLICAS=" +
                        std::to_string(config->replicas)};
   }
   int expected_world = config->replicas * std::max(config->gpus_per_pod, 1);
   config->world_size = expected_world;
-  if (auto e = ReadInt<int>(env, "NCCLJOB_WORLD_SIZE", 1, false, &config->world_size)) return e;
+  if (auto e = ReadInt<int>(env, env::kWorldSize, 1, false, &config->world_size)) return e;
   if (config->world_size != expected_world) {
     return ConfigError{"NCCLJOB_WORLD_SIZE=" + std::to_string(config->world_size) +
                        " disagrees with NCCLJOB_REPLICAS * max(NCCLJOB_GPUS_PER_POD, 1) = " +
                        std::to_string(expected_world)};
   }
-  config->pod_name = env("NCCLJOB_POD_NAME").value_or("");
-  if (config->pod_name.empty()) config->pod_name = config->job + "-" + std::to_string(config->index);
+  config->pod_name = env(env::kPodName).value_or("");
+  if (config->pod_name.empty()) config->pod_name = contract::PodName(config->job, config->index);
   return std::nullopt;
 }
 

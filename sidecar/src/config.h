@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "contract/names.h"
 #include "logging/log.h"
 
 namespace sidecar {
@@ -33,8 +34,8 @@ struct Config {
   int64_t attempt = 0;
 
   // From flags.
-  HostPort listen{"127.0.0.1", 8471};
-  HostPort probe_listen{"0.0.0.0", 8472};
+  HostPort listen{"127.0.0.1", contract::kSidecarApiPort};
+  HostPort probe_listen{"0.0.0.0", contract::kSidecarProbePort};
   std::string kubeconfig;  // empty: in-cluster
   bool standalone = false;
   std::string peer_url;    // standalone, non-root: the root sidecar to ask
@@ -42,7 +43,7 @@ struct Config {
   logging::Level log_level = logging::Level::kInfo;
 
   bool root() const { return index == 0; }
-  std::string ConfigMapName() const { return job + "-nccl"; }
+  std::string ConfigMapName() const { return contract::ConfigMapName(job); }
 };
 
 struct ShowHelp {};

@@ -1,13 +1,15 @@
 #include "id_annotation.h"
 
-#include "base64.h"
+#include "contract/names.h"
+#include "contract/unique_id.h"
 
 namespace sidecar {
 
 nlohmann::json BuildIdAnnotationPatch(int64_t attempt, const std::string& raw_id) {
   return {{"metadata",
            {{"annotations",
-             {{kUniqueIdAnnotation, Base64Encode(raw_id)}, {kUniqueIdAttemptAnnotation, std::to_string(attempt)}}}}}};
+             {{std::string(contract::kAnnotationUniqueId), contract::Base64Encode(raw_id)},
+              {std::string(contract::kAnnotationUniqueIdAttempt), std::to_string(attempt)}}}}}};
 }
 
 bool PodHasIdAnnotation(const nlohmann::json& pod, int64_t attempt, const std::string& raw_id) {
@@ -16,10 +18,10 @@ bool PodHasIdAnnotation(const nlohmann::json& pod, int64_t attempt, const std::s
     if (auto a = meta->find("annotations"); a != meta->end() && a->is_object()) annotations = &*a;
   }
   if (!annotations) return false;
-  auto id = annotations->find(kUniqueIdAnnotation);
-  auto at = annotations->find(kUniqueIdAttemptAnnotation);
+  auto id = annotations->find(contract::kAnnotationUniqueId);
+  auto at = annotations->find(contract::kAnnotationUniqueIdAttempt);
   return id != annotations->end() && at != annotations->end() && id->is_string() && at->is_string() &&
-         id->get<std::string>() == Base64Encode(raw_id) && at->get<std::string>() == std::to_string(attempt);
+         id->get<std::string>() == contract::Base64Encode(raw_id) && at->get<std::string>() == std::to_string(attempt);
 }
 
 }  // namespace sidecar

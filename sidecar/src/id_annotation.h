@@ -1,4 +1,4 @@
-// The root sidecar's report: annotations on its own pod (docs/contracts.md), as a JSON merge
+// The root sidecar's report: annotations on its own pod (contract/names.h), as a JSON merge
 // patch so it touches nothing else on the pod. Pure.
 #pragma once
 
@@ -8,9 +8,6 @@
 #include <nlohmann/json.hpp>
 
 namespace sidecar {
-
-inline constexpr char kUniqueIdAnnotation[] = "nccl.dev/unique-id";
-inline constexpr char kUniqueIdAttemptAnnotation[] = "nccl.dev/unique-id-attempt";
 
 nlohmann::json BuildIdAnnotationPatch(int64_t attempt, const std::string& raw_id);
 

@@ -2,13 +2,14 @@
 
 #include <charconv>
 
-#include "base64.h"
+#include "contract/names.h"
+#include "contract/unique_id.h"
 #include "id_request.h"
 
 namespace sidecar {
 namespace {
 
-std::optional<std::string> StringField(const nlohmann::json& data, const char* key) {
+std::optional<std::string> StringField(const nlohmann::json& data, std::string_view key) {
   auto it = data.find(key);
   if (it == data.end() || !it->is_string()) return std::nullopt;
   return it->get<std::string>();
@@ -28,11 +29,11 @@ std::optional<IdConfigMapView> ReadIdConfigMap(const nlohmann::json& config_map,
   if (data == config_map.end() || !data->is_object()) return ignore("no data yet");
 
   IdConfigMapView view;
-  view.job_uid = StringField(*data, "jobUID").value_or("");
+  view.job_uid = StringField(*data, contract::kDataJobUid).value_or("");
   if (!expected_job_uid.empty() && !view.job_uid.empty() && view.job_uid != expected_job_uid) {
     return ignore("data.jobUID belongs to another NcclJob of the same name");
   }
-  std::optional<std::string> attempt_text = StringField(*data, "attempt");
+  std::optional<std::string> attempt_text = StringField(*data, contract::kDataAttempt);
   if (!attempt_text) return ignore("no data.attempt yet");
   const char* end = attempt_text->data() + attempt_text->size();
   auto [ptr, ec] = std::from_chars(attempt_text->data(), end, view.attempt);
@@ -40,9 +41,9 @@ std::optional<IdConfigMapView> ReadIdConfigMap(const nlohmann::json& config_map,
     return ignore("data.attempt is not a positive integer");
   }
 
-  std::optional<std::string> encoded = StringField(*data, "uniqueId");
+  std::optional<std::string> encoded = StringField(*data, contract::kDataUniqueId);
   if (encoded && !encoded->empty()) {
-    std::optional<std::string> raw = Base64Decode(*encoded);
+    std::optional<std::string> raw = contract::Base64Decode(*encoded);
     if (!raw) {
       view.problem = "data.uniqueId is not valid base64";
     } else if (raw->size() != kUniqueIdBytes) {

@@ -6,7 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base64.h"
+#include "contract/names.h"
+#include "contract/unique_id.h"
 
 namespace sidecar {
 namespace {
@@ -30,16 +31,16 @@ std::variant<PostedId, HttpError> ParseJsonBody(std::string_view body, int64_t p
   if (doc.is_discarded() || !doc.is_object()) {
     return HttpError{400, R"(body is not a JSON object; send {"id":"<base64 of 128 bytes>","attempt":N})"};
   }
-  auto id_field = doc.find("id");
+  auto id_field = doc.find(contract::kFieldId);
   if (id_field == doc.end() || !id_field->is_string()) {
     return HttpError{400, R"(JSON body needs "id": the base64 of the 128-byte ncclUniqueId)"};
   }
-  std::optional<std::string> raw = Base64Decode(id_field->get<std::string>());
+  std::optional<std::string> raw = contract::Base64Decode(id_field->get<std::string>());
   if (!raw) return HttpError{400, R"("id" is not valid base64 (standard alphabet, with padding))"};
   if (raw->size() != kUniqueIdBytes) return HttpError{400, WrongSizeMessage(raw->size())};
 
   PostedId posted{std::move(*raw), std::nullopt};
-  if (auto attempt = doc.find("attempt"); attempt != doc.end() && !attempt->is_null()) {
+  if (auto attempt = doc.find(contract::kFieldAttempt); attempt != doc.end() && !attempt->is_null()) {
     if (!attempt->is_number_integer()) return HttpError{400, R"("attempt" must be an integer)"};
     posted.attempt = attempt->get<int64_t>();
     if (*posted.attempt != pod_attempt) {

@@ -11,9 +11,11 @@
 #include <string_view>
 #include <variant>
 
+#include "contract/unique_id.h"
+
 namespace sidecar {
 
-constexpr size_t kUniqueIdBytes = 128;       // sizeof(ncclUniqueId)
+using contract::kUniqueIdBytes;              // sizeof(ncclUniqueId)
 constexpr size_t kMaxPostBodyBytes = 4096;   // larger bodies get 413
 constexpr std::chrono::seconds kDefaultPollTimeout{30};
 constexpr std::chrono::seconds kMaxPollTimeout{300};

@@ -2,7 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "base64.h"
+#include "contract/names.h"
+#include "contract/unique_id.h"
 #include "id_request.h"
 #include "kube/backoff.h"
 #include "logging/log.h"
@@ -46,7 +47,7 @@ PeerPoller::Poll PeerPoller::PollOnce(const std::stop_token& stop) {
     if (stop.stop_requested()) return Poll::kDone;
     client_ = &client;
   }
-  httplib::Result result = client.Get("/v1/id?timeout=" + std::to_string(kPollSeconds));
+  httplib::Result result = client.Get(std::string(contract::kPathId) + "?timeout=" + std::to_string(kPollSeconds));
   {
     std::lock_guard<std::mutex> lock(client_mu_);
     client_ = nullptr;
@@ -62,18 +63,18 @@ PeerPoller::Poll PeerPoller::PollOnce(const std::stop_token& stop) {
     return Poll::kFailed;
   }
   nlohmann::json body = nlohmann::json::parse(result->body, nullptr, false);
-  if (body.is_discarded() || !body.contains("id") || !body["id"].is_string() || !body.contains("attempt") ||
-      !body["attempt"].is_number_integer()) {
+  if (body.is_discarded() || !body.contains(contract::kFieldId) || !body[contract::kFieldId].is_string() ||
+      !body.contains(contract::kFieldAttempt) || !body[contract::kFieldAttempt].is_number_integer()) {
     logging::Warn(kComponent, "root sidecar's answer is not {\"id\",\"attempt\"}", {{"bytes", std::to_string(result->body.size())}});
     return Poll::kFailed;
   }
-  std::optional<std::string> raw = Base64Decode(body["id"].get<std::string>());
+  std::optional<std::string> raw = contract::Base64Decode(body[contract::kFieldId].get<std::string>());
   if (!raw || raw->size() != kUniqueIdBytes) {
     logging::Warn(kComponent, "root sidecar's id is not 128 bytes of base64");
     return Poll::kFailed;
   }
-  int64_t attempt = body["attempt"].get<int64_t>();
-  std::string job_uid = body.value("jobUID", "");
+  int64_t attempt = body[contract::kFieldAttempt].get<int64_t>();
+  std::string job_uid = body.value(contract::kFieldJobUid, "");
   board_.Observe(attempt, std::move(raw), std::move(job_uid));
   logging::Info(kComponent, "got an id from the root sidecar",
                 {{"root_attempt", std::to_string(attempt)}, {"pod_attempt", std::to_string(config_.attempt)}});

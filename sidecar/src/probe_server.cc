@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "contract/names.h"
 #include "http_replies.h"
 
 namespace sidecar {
@@ -20,8 +21,9 @@ HttpServerLimits ProbeLimits() {
 
 ProbeServer::ProbeServer(std::function<bool()> ready)
     : ready_(std::move(ready)), server_("sidecar.probe", ProbeLimits(), "no such path; probes are /healthz and /readyz") {
-  server_.Handle("GET", "/healthz", [](const HttpRequest&) -> Reply { return TextReply(200, "ok\n"); });
-  server_.Handle("GET", "/readyz", [this](const HttpRequest&) -> Reply {
+  server_.Handle("GET", std::string(contract::kPathHealthz),
+                 [](const HttpRequest&) -> Reply { return TextReply(200, "ok\n"); });
+  server_.Handle("GET", std::string(contract::kPathReadyz), [this](const HttpRequest&) -> Reply {
     if (ready_()) return TextReply(200, "ok\n");
     return TextReply(503, "not ready: the id source has not been reached yet\n");
   });

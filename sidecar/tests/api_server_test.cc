@@ -12,7 +12,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "base64.h"
+#include "contract/unique_id.h"
 #include "probe_server.h"
 
 namespace sidecar {
@@ -112,7 +112,7 @@ TEST(ApiServer, RootAcceptsRawIdOnceAndRepeatsAreHarmless) {
 
 TEST(ApiServer, RootAcceptsTheJsonForm) {
   RunningApi api(PodConfig(0, 2));
-  json body = {{"id", Base64Encode(MakeId('j'))}, {"attempt", 2}};
+  json body = {{"id", contract::Base64Encode(MakeId('j'))}, {"attempt", 2}};
   auto res = api.client().Post("/v1/id", body.dump(), "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
@@ -138,7 +138,7 @@ TEST(ApiServer, PostRefusals) {
   res = api.client().Post("/v1/id", "{not json", "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 400);
-  res = api.client().Post("/v1/id", json{{"id", Base64Encode(MakeId('a'))}, {"attempt", 2}}.dump(), "application/json");
+  res = api.client().Post("/v1/id", json{{"id", contract::Base64Encode(MakeId('a'))}, {"attempt", 2}}.dump(), "application/json");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 409);
   res = api.client().Post("/v1/id", std::string(5000, 'x'), "application/octet-stream");
@@ -178,7 +178,7 @@ TEST(ApiServer, GetServesThePublishedIdOfThisAttempt) {
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200);
   json body = json::parse(res->body);
-  EXPECT_EQ(body, (json{{"id", Base64Encode(MakeId('z'))}, {"attempt", 2}, {"job", "demo"},
+  EXPECT_EQ(body, (json{{"id", contract::Base64Encode(MakeId('z'))}, {"attempt", 2}, {"job", "demo"},
                         {"jobUID", "uid-from-configmap"}}));
 }
 
@@ -192,7 +192,7 @@ TEST(ApiServer, GetLongPollsUntilTheIdArrives) {
   auto res = pending.get();
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 200);
-  EXPECT_EQ(json::parse(res->body)["id"], Base64Encode(MakeId('w')));
+  EXPECT_EQ(json::parse(res->body)["id"], contract::Base64Encode(MakeId('w')));
 }
 
 TEST(ApiServer, GetTimesOutWith204AndNeverServesAnotherAttempt) {
@@ -211,7 +211,7 @@ TEST(ApiServer, GetIs410WhenALaterAttemptExists) {
   auto res = api.client().Get("/v1/id?timeout=5");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 410);
-  EXPECT_EQ(res->body.find(Base64Encode(MakeId('2'))), std::string::npos);
+  EXPECT_EQ(res->body.find(contract::Base64Encode(MakeId('2'))), std::string::npos);
 }
 
 TEST(ApiServer, GetRefusesABadTimeout) {

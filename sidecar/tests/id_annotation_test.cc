@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "base64.h"
+#include "contract/unique_id.h"
 
 namespace sidecar {
 namespace {
@@ -13,7 +13,7 @@ TEST(IdAnnotation, PatchCarriesBase64IdAndAttemptOnly) {
   ASSERT_EQ(patch.size(), 1u);
   ASSERT_EQ(patch["metadata"].size(), 1u);
   const auto& annotations = patch["metadata"]["annotations"];
-  EXPECT_EQ(annotations["nccl.dev/unique-id"], Base64Encode(id));
+  EXPECT_EQ(annotations["nccl.dev/unique-id"], contract::Base64Encode(id));
   EXPECT_EQ(annotations["nccl.dev/unique-id-attempt"], "7");
 }
 

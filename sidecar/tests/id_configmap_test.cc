@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "base64.h"
+#include "contract/unique_id.h"
 
 namespace sidecar {
 namespace {
@@ -16,7 +16,7 @@ nlohmann::json ConfigMap(nlohmann::json data) {
 const std::string kId(128, 'i');
 
 TEST(ReadIdConfigMap, ReadsAttemptIdAndUid) {
-  auto view = ReadIdConfigMap(ConfigMap({{"attempt", "2"}, {"uniqueId", Base64Encode(kId)}, {"jobUID", "u"}}), "u");
+  auto view = ReadIdConfigMap(ConfigMap({{"attempt", "2"}, {"uniqueId", contract::Base64Encode(kId)}, {"jobUID", "u"}}), "u");
   ASSERT_TRUE(view);
   EXPECT_EQ(view->attempt, 2);
   EXPECT_EQ(view->id, kId);
@@ -51,7 +51,7 @@ TEST(ReadIdConfigMap, IgnoresAnotherJobsConfigMap) {
 }
 
 TEST(ReadIdConfigMap, MalformedIdKeepsTheAttemptButNotTheId) {
-  auto view = ReadIdConfigMap(ConfigMap({{"attempt", "2"}, {"uniqueId", Base64Encode("short")}}), "");
+  auto view = ReadIdConfigMap(ConfigMap({{"attempt", "2"}, {"uniqueId", contract::Base64Encode("short")}}), "");
   ASSERT_TRUE(view);
   EXPECT_EQ(view->attempt, 2);
   EXPECT_FALSE(view->id);

@@ -4,7 +4,7 @@
 
 #include <gtest/gtest.h>
 
-#include "base64.h"
+#include "contract/unique_id.h"
 
 namespace sidecar {
 namespace {
@@ -39,16 +39,16 @@ TEST(ParsePostBody, OverTheLimitIs413) {
 }
 
 TEST(ParsePostBody, AcceptsTheJsonForm) {
-  std::string body = R"({"id":")" + Base64Encode(SomeId()) + R"(","attempt":3})";
+  std::string body = R"({"id":")" + contract::Base64Encode(SomeId()) + R"(","attempt":3})";
   auto r = ParsePostBody("application/json; charset=utf-8", body, 3);
   ASSERT_EQ(StatusOf(r), 200);
   EXPECT_EQ(std::get<PostedId>(r).id, SomeId());
   EXPECT_EQ(std::get<PostedId>(r).attempt, 3);
-  EXPECT_EQ(StatusOf(ParsePostBody("Application/JSON", R"({"id":")" + Base64Encode(SomeId()) + "\"}", 3)), 200);
+  EXPECT_EQ(StatusOf(ParsePostBody("Application/JSON", R"({"id":")" + contract::Base64Encode(SomeId()) + "\"}", 3)), 200);
 }
 
 TEST(ParsePostBody, JsonAttemptOfAnotherAttemptIs409) {
-  std::string body = R"({"id":")" + Base64Encode(SomeId()) + R"(","attempt":2})";
+  std::string body = R"({"id":")" + contract::Base64Encode(SomeId()) + R"(","attempt":2})";
   EXPECT_EQ(StatusOf(ParsePostBody("application/json", body, 3)), 409);
 }
 
@@ -59,12 +59,12 @@ TEST(ParsePostBody, BadJsonIs400) {
   EXPECT_EQ(StatusOf(ParsePostBody("application/json", R"({"id":5})", 1)), 400);
   EXPECT_EQ(StatusOf(ParsePostBody("application/json", R"({"id":"not base64!"})", 1)), 400);
   EXPECT_EQ(StatusOf(ParsePostBody("application/json", R"({"id":"Zm9v"})", 1)), 400);  // 3 bytes
-  std::string body = R"({"id":")" + Base64Encode(SomeId()) + R"(","attempt":"1"})";
+  std::string body = R"({"id":")" + contract::Base64Encode(SomeId()) + R"(","attempt":"1"})";
   EXPECT_EQ(StatusOf(ParsePostBody("application/json", body, 1)), 400);
 }
 
 TEST(ParsePostBody, ErrorMessagesNeverContainTheId) {
-  std::string encoded = Base64Encode(SomeId() + "extra");
+  std::string encoded = contract::Base64Encode(SomeId() + "extra");
   auto r = ParsePostBody("application/json", R"({"id":")" + encoded + "\"}", 1);
   ASSERT_EQ(StatusOf(r), 400);
   EXPECT_EQ(std::get<HttpError>(r).message.find(encoded.substr(0, 16)), std::string::npos);

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <limits>
 
-#include "api/names.h"
+#include "contract/names.h"
 
 namespace ncclop::api {
 namespace {
@@ -87,7 +87,7 @@ kube::Status ParseTemplate(const Json& tmpl, NcclJobSpec* out) {
   for (const Json& c : *containers) {
     std::string name = c.is_object() ? StringAt(c, "name") : "";
     if (name.empty()) return Invalid("template.spec.containers", "entries need a name");
-    if (name == kSidecarContainerName) {
+    if (name == contract::kSidecarContainerName) {
       return Invalid("template.spec.containers", "must not use the name nccl-sidecar (reserved for the injected sidecar)");
     }
     names.push_back(name);
@@ -98,7 +98,7 @@ kube::Status ParseTemplate(const Json& tmpl, NcclJobSpec* out) {
   out->trainer_container = names.front();
   if (auto md = tmpl.find("metadata"); md != tmpl.end() && md->is_object()) {
     if (auto ann = md->find("annotations"); ann != md->end() && ann->is_object()) {
-      std::string wanted = StringAt(*ann, std::string(kAnnotationTrainerContainer).c_str());
+      std::string wanted = StringAt(*ann, std::string(contract::kAnnotationTrainerContainer).c_str());
       if (!wanted.empty()) {
         if (std::find(names.begin(), names.end(), wanted) == names.end()) {
           return Invalid("template.metadata.annotations[nccl.dev/trainer-container]",
@@ -243,10 +243,10 @@ kube::Result<NcclJob> ParseNcclJob(const Json& object) {
   }
   job.being_deleted = BeingDeleted(md);
   if (auto ann = md.find("annotations"); ann != md.end() && ann->is_object()) {
-    job.misplaced_trainer_annotation = StringAt(*ann, std::string(kAnnotationTrainerContainer).c_str());
+    job.misplaced_trainer_annotation = StringAt(*ann, std::string(contract::kAnnotationTrainerContainer).c_str());
   }
   if (auto labels = md.find("labels"); labels != md.end() && labels->is_object()) {
-    job.queue_name = StringAt(*labels, std::string(kLabelKueueQueueName).c_str());
+    job.queue_name = StringAt(*labels, std::string(contract::kLabelKueueQueueName).c_str());
   }
   if (job.name.empty() || job.namespace_.empty() || job.uid.empty()) {
     return kube::Status::Local("InvalidObject", "NcclJob metadata needs name, namespace and uid");

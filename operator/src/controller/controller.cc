@@ -1,6 +1,6 @@
 #include "controller/controller.h"
 
-#include "api/names.h"
+#include "contract/names.h"
 #include "cache/trim.h"
 #include "logging/log.h"
 #include "policy/fast_publish.h"
@@ -8,7 +8,7 @@
 namespace ncclop::controller {
 namespace {
 
-std::string JobLabelSelector() { return std::string(api::kLabelJobName); }  // "has the label"
+std::string JobLabelSelector() { return std::string(contract::kLabelJobName); }  // "has the label"
 
 // Whether the API server serves Kueue's Workloads (and lets us list them): only then are jobs
 // labelled kueue.x-k8s.io/queue-name admitted through a Workload. Checked once, at start.
@@ -69,8 +69,8 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   pods_->AddIndex(kPodsByJob, [](const nlohmann::json& pod) -> std::vector<std::string> {
     const auto& md = pod["metadata"];
     auto labels = md.find("labels");
-    if (labels == md.end() || !labels->contains(std::string(api::kLabelJobName))) return {};
-    return {md.value("namespace", "") + "/" + (*labels)[std::string(api::kLabelJobName)].get<std::string>()};
+    if (labels == md.end() || !labels->contains(std::string(contract::kLabelJobName))) return {};
+    return {md.value("namespace", "") + "/" + (*labels)[std::string(contract::kLabelJobName)].get<std::string>()};
   });
 
   jobs_->AddEventHandlers({[this](const kube::ObjectPtr& o) { EnqueueJob(o); },
@@ -99,7 +99,7 @@ void Controller::EnqueueOwner(const kube::ObjectPtr& object) {
   const auto& md = (*object)["metadata"];
   auto labels = md.find("labels");
   if (labels == md.end() || !labels->is_object()) return;
-  auto job = labels->find(std::string(api::kLabelJobName));
+  auto job = labels->find(std::string(contract::kLabelJobName));
   if (job == labels->end() || !job->is_string()) return;
   queue_.Add(md.value("namespace", "") + "/" + job->get<std::string>());
 }
@@ -107,7 +107,7 @@ void Controller::EnqueueOwner(const kube::ObjectPtr& object) {
 void Controller::EnqueuePublish(const kube::ObjectPtr& before, const kube::ObjectPtr& now) {
   if (!policy::RootIdAnnounced(before.get(), *now)) return;
   const auto& md = (*now)["metadata"];
-  const std::string job = md.value("labels", nlohmann::json::object()).value(std::string(api::kLabelJobName), "");
+  const std::string job = md.value("labels", nlohmann::json::object()).value(std::string(contract::kLabelJobName), "");
   if (!job.empty()) publish_queue_.Add(md.value("namespace", "") + "/" + job);
 }
 

@@ -3,7 +3,7 @@
 #include <chrono>
 #include <cstdio>
 
-#include "api/names.h"
+#include "contract/names.h"
 #include "logging/log.h"
 
 namespace ncclop::controller {
@@ -31,7 +31,7 @@ void EventRecorder::Record(const api::NcclJob& job, const policy::Event& event) 
       // then shows them in the order they happened, which second-resolution timestamps cannot.
       {"metadata", {{"name", EventName(job.name)}, {"namespace", job.namespace_}}},
       {"involvedObject",
-       {{"apiVersion", api::kApiVersion}, {"kind", api::kKind}, {"name", job.name}, {"namespace", job.namespace_},
+       {{"apiVersion", contract::kApiVersion}, {"kind", contract::kKind}, {"name", job.name}, {"namespace", job.namespace_},
         {"uid", job.uid}}},
       {"reason", event.reason},
       {"message", event.message},

@@ -1,6 +1,6 @@
 #include "controller/publisher.h"
 
-#include "api/names.h"
+#include "contract/names.h"
 #include "controller/test_hook.h"
 #include "desired/configmap.h"
 #include "logging/log.h"
@@ -32,7 +32,7 @@ kube::Result<Publisher::Outcome> Publisher::Publish(const std::string& job_key) 
   const api::NcclJob& job = *parsed;
 
   std::optional<policy::RootPod> root;
-  if (kube::ObjectPtr pod = caches_.pods->store().Get(job.namespace_, api::PodName(job.name, 0))) {
+  if (kube::ObjectPtr pod = caches_.pods->store().Get(job.namespace_, contract::PodName(job.name, 0))) {
     root = policy::RootPod{policy::ObservePod(*pod, job.spec.trainer_container), OwnedBy(*pod, job.uid)};
   }
   std::vector<policy::ObservedPod> pods;
@@ -40,7 +40,7 @@ kube::Result<Publisher::Outcome> Publisher::Publish(const std::string& job_key) 
     if (OwnedBy(*pod, job.uid)) pods.push_back(policy::ObservePod(*pod, job.spec.trainer_container));
   }
   const int pods_of_attempt = policy::PodsOfAttempt(pods, job.status.attempt, job.spec.replicas);
-  const std::string cm_name = api::ConfigMapName(job.name);
+  const std::string cm_name = contract::ConfigMapName(job.name);
   kube::ObjectPtr cached = caches_.configmaps->store().Get(job.namespace_, cm_name);
   Json current = cached ? *cached : Json();
 

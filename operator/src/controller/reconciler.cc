@@ -5,7 +5,7 @@
 #include <optional>
 #include <thread>
 
-#include "api/names.h"
+#include "contract/names.h"
 #include "controller/test_hook.h"
 #include "desired/configmap.h"
 #include "desired/rbac.h"
@@ -97,7 +97,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     if (owned) pods.push_back(policy::ObservePod(*pod, job.spec.trainer_container));
   }
   policy::ObservedConfigMap cm;
-  if (auto cm_object = caches_.configmaps->store().Get(job.namespace_, api::ConfigMapName(job.name))) {
+  if (auto cm_object = caches_.configmaps->store().Get(job.namespace_, contract::ConfigMapName(job.name))) {
     cm = policy::ObserveConfigMap(*cm_object);
     // Left by a deleted job of the same name (the garbage collector is slow, or it was orphaned):
     // none of its attempts or ids are this job's. WriteConfigMap takes it over or waits for it.
@@ -212,16 +212,16 @@ kube::Status Reconciler::EnsureChildren(const api::NcclJob& job) {
 
 kube::Status Reconciler::WriteConfigMap(const api::NcclJob& job, const policy::Plan& plan) {
   Json desired = desired::ConfigMap(job, plan.status.attempt, plan.publish);
-  kube::ObjectPtr cached = caches_.configmaps->store().Get(job.namespace_, api::ConfigMapName(job.name));
+  kube::ObjectPtr cached = caches_.configmaps->store().Get(job.namespace_, contract::ConfigMapName(job.name));
   if (!cached) {
     auto created = client_->Create(res::kConfigMaps, job.namespace_, desired);
     if (!created.status().IsAlreadyExists()) return created.status();
     // Ours and not yet cached: wait for the cache (writing now could undo a publish). Someone
     // else's (a deleted job's of the same name, or one without our label): take it over below.
-    auto fresh = client_->Get(res::kConfigMaps, job.namespace_, api::ConfigMapName(job.name));
+    auto fresh = client_->Get(res::kConfigMaps, job.namespace_, contract::ConfigMapName(job.name));
     if (!fresh.ok()) return fresh.status();
     const Json data = (*fresh).value("data", Json::object());
-    if (data.is_object() && data.value(std::string(api::kDataJobUid), "") == job.uid) {
+    if (data.is_object() && data.value(std::string(contract::kDataJobUid), "") == job.uid) {
       return StaleCache("ConfigMap exists but is not in the cache yet");
     }
     return TakeOverConfigMap(job, *fresh, desired);
@@ -231,7 +231,7 @@ kube::Status Reconciler::WriteConfigMap(const api::NcclJob& job, const policy::P
 
 kube::Status Reconciler::TakeOverConfigMap(const api::NcclJob& job, const Json& current, const Json& desired) {
   if (api::BeingDeleted(current.value("metadata", Json::object()))) {
-    return LeftoverBeingDeleted("ConfigMap " + api::ConfigMapName(job.name));
+    return LeftoverBeingDeleted("ConfigMap " + contract::ConfigMapName(job.name));
   }
   // Conditional on the cached resourceVersion: a publish never overwrites a newer attempt.
   Json updated = current;
@@ -317,7 +317,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     // ServiceAccount) may pass: retried for failurePolicy.forbiddenRetrySeconds, then the job
     // fails. Anything else (a webhook's answer) may pass: retried.
     const auto& [index, status] = *refused;
-    const std::string what = policy::RefusalMessage(api::PodName(job.name, index), status);
+    const std::string what = policy::RefusalMessage(contract::PodName(job.name, index), status);
     const int limit = job.spec.failure_policy.forbidden_retry_seconds;
     const std::chrono::seconds refused_for =
         status.IsForbidden() ? ForbiddenFor(job, plan.status.attempt) : std::chrono::seconds(0);

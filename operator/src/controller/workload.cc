@@ -1,7 +1,7 @@
 // The Kueue Workload of a job in a queue (desired/workload.h, policy/admission.h): created
 // once, marked Finished when the job ends so Kueue releases its quota; after an eviction, its
 // quota reservation is cleared once the job's pods are gone, so Kueue queues it again.
-#include "api/names.h"
+#include "contract/names.h"
 #include "api/time.h"
 #include "controller/reconciler.h"
 #include "desired/workload.h"
@@ -13,7 +13,7 @@ using Json = nlohmann::json;
 
 policy::ObservedWorkload Reconciler::ObserveWorkload(const api::NcclJob& job) const {
   if (job.queue_name.empty() || caches_.workloads == nullptr) return {};
-  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, api::WorkloadName(job.name));
+  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name));
   if (!cached) return {};
   // One left by a deleted job of the same name is not this job's admission.
   for (const Json& ref : (*cached)["metadata"].value("ownerReferences", Json::array())) {
@@ -23,7 +23,7 @@ policy::ObservedWorkload Reconciler::ObserveWorkload(const api::NcclJob& job) co
 }
 
 kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
-  if (caches_.workloads->store().Get(job.namespace_, api::WorkloadName(job.name))) return kube::Status::Ok();
+  if (caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name))) return kube::Status::Ok();
   auto created = client_->Create(kKueueWorkloads, job.namespace_, desired::Workload(job, pod_options_));
   if (created.ok()) {
     logging::Info("controller", "created the Kueue Workload",
@@ -34,7 +34,7 @@ kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
 }
 
 kube::Status Reconciler::FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish) {
-  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, api::WorkloadName(job.name));
+  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
   const Json condition = {{"type", "Finished"},
                           {"status", "True"},
@@ -53,17 +53,17 @@ kube::Status Reconciler::FinishWorkload(const api::NcclJob& job, const policy::P
   }
   kube::PatchOptions options;
   options.subresource = "status";
-  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, api::WorkloadName(job.name), kube::PatchType::kJson, patch, options);
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kJson, patch, options);
   if (patched.ok() || patched.status().IsNotFound()) return kube::Status::Ok();
   return patched.status();  // a failed test (the cache was behind) is retried with backoff
 }
 
 kube::Status Reconciler::ReleaseWorkloadQuota(const api::NcclJob& job) {
-  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, api::WorkloadName(job.name));
+  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
   kube::PatchOptions options;
   options.subresource = "status";
-  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, api::WorkloadName(job.name), kube::PatchType::kJson,
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kJson,
                                 desired::ReleaseQuotaPatch(*cached, api::Clock::now()), options);
   if (patched.ok()) {
     logging::Info("controller", "cleared the quota reservation of the evicted Kueue Workload: the job's pods are gone",

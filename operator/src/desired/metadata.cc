@@ -1,12 +1,12 @@
 #include "desired/metadata.h"
 
-#include "api/names.h"
+#include "contract/names.h"
 
 namespace ncclop::desired {
 
 Json OwnerReference(const api::NcclJob& job) {
-  return {{"apiVersion", api::kApiVersion},
-          {"kind", api::kKind},
+  return {{"apiVersion", contract::kApiVersion},
+          {"kind", contract::kKind},
           {"name", job.name},
           {"uid", job.uid},
           {"controller", true},
@@ -16,7 +16,7 @@ Json OwnerReference(const api::NcclJob& job) {
 Json ObjectMetadata(const api::NcclJob& job, const std::string& name) {
   return {{"name", name},
           {"namespace", job.namespace_},
-          {"labels", {{std::string(api::kLabelJobName), job.name}}},
+          {"labels", {{std::string(contract::kLabelJobName), job.name}}},
           {"ownerReferences", Json::array({OwnerReference(job)})}};
 }
 

@@ -2,7 +2,8 @@
 
 #include <set>
 
-#include "api/names.h"
+#include "contract/env.h"
+#include "contract/names.h"
 #include "desired/rbac.h"
 #include "desired/sidecar_ports.h"
 
@@ -42,8 +43,8 @@ void SetGpuLimit(Json& container, int gpus) {
   }
 }
 
-Json HttpProbe(const char* path, int port, int period_seconds) {
-  return {{"httpGet", {{"path", path}, {"port", port}}},
+Json HttpProbe(std::string_view path, int port, int period_seconds) {
+  return {{"httpGet", {{"path", std::string(path)}, {"port", port}}},
           {"periodSeconds", period_seconds},
           {"failureThreshold", 3}};
 }
@@ -66,7 +67,7 @@ Json SidecarResourceJson(const SidecarResources& r) {
 }
 
 Json Sidecar(const PodOptions& options, const SidecarPorts& ports, const Json& contract_env) {
-  Json sidecar = {{"name", api::kSidecarContainerName},
+  Json sidecar = {{"name", contract::kSidecarContainerName},
                   {"image", options.sidecar_image},
                   {"command", {"nccl-sidecar"}},
                   {"args", Json::array({"--listen=127.0.0.1:" + std::to_string(ports.api),
@@ -76,8 +77,8 @@ Json Sidecar(const PodOptions& options, const SidecarPorts& ports, const Json& c
                   {"ports",
                    Json::array({{{"name", "id-api"}, {"containerPort", ports.api}, {"protocol", "TCP"}},
                                 {{"name", "probes"}, {"containerPort", ports.probe}, {"protocol", "TCP"}}})},
-                  {"readinessProbe", HttpProbe("/readyz", ports.probe, 2)},
-                  {"livenessProbe", HttpProbe("/healthz", ports.probe, 10)},
+                  {"readinessProbe", HttpProbe(contract::kPathReadyz, ports.probe, 2)},
+                  {"livenessProbe", HttpProbe(contract::kPathHealthz, ports.probe, 10)},
                   {"resources", SidecarResourceJson(options.sidecar_resources)},
                   {"securityContext", SidecarSecurityContext()}};
   if (!options.sidecar_image_pull_policy.empty()) sidecar["imagePullPolicy"] = options.sidecar_image_pull_policy;
@@ -92,19 +93,19 @@ Json MergedStringMap(const Json& base, const Json& overrides) {
 
 // <job>-<i>.<job>.<namespace>.svc:<port>, the pod's stable DNS name (hostname + subdomain).
 std::string PaddleEndpoint(const api::NcclJob& job, int index) {
-  return api::PodName(job.name, index) + "." + api::ServiceName(job.name) + "." + job.namespace_ + ".svc:" +
-         std::to_string(api::kPaddlePort);
+  return contract::PodName(job.name, index) + "." + contract::ServiceName(job.name) + "." + job.namespace_ + ".svc:" +
+         std::to_string(contract::kPaddlePort);
 }
 
 // PaddlePaddle's collective names, one trainer process per pod like RANK/WORLD_SIZE.
 void AddPaddleEnv(Json& env, const api::NcclJob& job, int index) {
-  env.push_back(Var("PADDLE_TRAINER_ID", std::to_string(index)));
-  env.push_back(Var("PADDLE_TRAINERS_NUM", std::to_string(job.spec.replicas)));
-  env.push_back(Var("PADDLE_CURRENT_ENDPOINT", PaddleEndpoint(job, index)));
-  if (job.spec.replicas > api::kPaddleEndpointsMaxReplicas) return;
+  env.push_back(Var(contract::env::kPaddleTrainerId, std::to_string(index)));
+  env.push_back(Var(contract::env::kPaddleTrainersNum, std::to_string(job.spec.replicas)));
+  env.push_back(Var(contract::env::kPaddleCurrentEndpoint, PaddleEndpoint(job, index)));
+  if (job.spec.replicas > contract::kPaddleEndpointsMaxReplicas) return;
   std::string endpoints;
   for (int i = 0; i < job.spec.replicas; ++i) endpoints += (i ? "," : "") + PaddleEndpoint(job, i);
-  env.push_back(Var("PADDLE_TRAINER_ENDPOINTS", endpoints));
+  env.push_back(Var(contract::env::kPaddleTrainerEndpoints, endpoints));
 }
 
 }  // namespace
@@ -123,29 +124,29 @@ Json SidecarSecurityContext() {
 
 Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
   const api::NcclJobSpec& spec = job.spec;
-  const std::string master = api::PodName(job.name, 0) + "." + api::ServiceName(job.name) + "." + job.namespace_ + ".svc";
+  const std::string master = contract::PodName(job.name, 0) + "." + contract::ServiceName(job.name) + "." + job.namespace_ + ".svc";
   Json env = Json::array({
-      Var("NCCLJOB_NAME", job.name),
-      Var("NCCLJOB_NAMESPACE", job.namespace_),
-      Var("NCCLJOB_UID", job.uid),
-      Var("NCCLJOB_INDEX", std::to_string(index)),
-      Var("NCCLJOB_REPLICAS", std::to_string(spec.replicas)),
-      Var("NCCLJOB_GPUS_PER_POD", std::to_string(spec.gpus_per_pod)),
-      Var("NCCLJOB_WORLD_SIZE", std::to_string(spec.WorldSize())),
-      Var("NCCLJOB_ATTEMPT", std::to_string(attempt)),
-      Var("NCCLJOB_SIDECAR_URL", "http://127.0.0.1:" + std::to_string(ChooseSidecarPorts(job).api)),
-      FieldVar("NCCLJOB_POD_IP", "status.podIP"),
-      FieldVar("NCCLJOB_POD_NAME", "metadata.name"),
-      Var("NCCLJOB_INIT_TIMEOUT_SECONDS", std::to_string(spec.init_timeout_seconds)),
+      Var(contract::env::kJobName, job.name),
+      Var(contract::env::kNamespace, job.namespace_),
+      Var(contract::env::kJobUid, job.uid),
+      Var(contract::env::kIndex, std::to_string(index)),
+      Var(contract::env::kReplicas, std::to_string(spec.replicas)),
+      Var(contract::env::kGpusPerPod, std::to_string(spec.gpus_per_pod)),
+      Var(contract::env::kWorldSize, std::to_string(spec.WorldSize())),
+      Var(contract::env::kAttempt, std::to_string(attempt)),
+      Var(contract::env::kSidecarUrl, contract::SidecarUrl(ChooseSidecarPorts(job).api)),
+      FieldVar(contract::env::kPodIp, "status.podIP"),
+      FieldVar(contract::env::kPodName, "metadata.name"),
+      Var(contract::env::kInitTimeoutSeconds, std::to_string(spec.init_timeout_seconds)),
   });
-  if (!spec.socket_ifname.empty()) env.push_back(Var("NCCL_SOCKET_IFNAME", spec.socket_ifname));
-  env.push_back(Var("MASTER_ADDR", master));
-  env.push_back(Var("MASTER_PORT", std::to_string(api::kMasterPort)));
-  env.push_back(Var("WORLD_SIZE", std::to_string(spec.replicas)));
-  env.push_back(Var("RANK", std::to_string(index)));
-  env.push_back(Var("NODE_RANK", std::to_string(index)));
-  env.push_back(Var("NNODES", std::to_string(spec.replicas)));
-  env.push_back(Var("LOCAL_WORLD_SIZE", std::to_string(spec.LocalWorldSize())));
+  if (!spec.socket_ifname.empty()) env.push_back(Var(contract::env::kNcclSocketIfname, spec.socket_ifname));
+  env.push_back(Var(contract::env::kMasterAddr, master));
+  env.push_back(Var(contract::env::kMasterPort, std::to_string(contract::kMasterPort)));
+  env.push_back(Var(contract::env::kTorchWorldSize, std::to_string(spec.replicas)));
+  env.push_back(Var(contract::env::kTorchRank, std::to_string(index)));
+  env.push_back(Var(contract::env::kNodeRank, std::to_string(index)));
+  env.push_back(Var(contract::env::kNnodes, std::to_string(spec.replicas)));
+  env.push_back(Var(contract::env::kLocalWorldSize, std::to_string(spec.LocalWorldSize())));
   AddPaddleEnv(env, job, index);
   return env;
 }
@@ -153,11 +154,11 @@ Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
 Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& options) {
   const Json& tmpl = job.spec.pod_template;
   const Json tmpl_md = tmpl.contains("metadata") && tmpl["metadata"].is_object() ? tmpl["metadata"] : Json::object();
-  const std::string name = api::PodName(job.name, index);
+  const std::string name = contract::PodName(job.name, index);
 
-  Json ours = {{std::string(api::kLabelJobName), job.name},
-               {std::string(api::kLabelIndex), std::to_string(index)},
-               {std::string(api::kLabelAttempt), std::to_string(attempt)}};
+  Json ours = {{std::string(contract::kLabelJobName), job.name},
+               {std::string(contract::kLabelIndex), std::to_string(index)},
+               {std::string(contract::kLabelAttempt), std::to_string(attempt)}};
   Json metadata = ObjectMetadata(job, name);
   metadata["labels"] = MergedStringMap(tmpl_md.value("labels", Json::object()), ours);
   metadata["annotations"] = MergedStringMap(tmpl_md.value("annotations", Json::object()), ours);
@@ -185,7 +186,7 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
   spec["initContainers"] = std::move(init);
   spec["restartPolicy"] = "Never";
   spec["hostname"] = name;
-  spec["subdomain"] = api::ServiceName(job.name);
+  spec["subdomain"] = contract::ServiceName(job.name);
   // The user's ServiceAccount stays (workload identity, pull secrets); the job's Role is bound
   // to it (desired/rbac.h). The sidecar reads the ConfigMap with its token.
   spec["serviceAccountName"] = PodServiceAccountName(job);

@@ -1,6 +1,6 @@
 #include "desired/rbac.h"
 
-#include "api/names.h"
+#include "contract/names.h"
 
 namespace ncclop::desired {
 namespace {
@@ -21,7 +21,7 @@ std::string TemplateServiceAccountName(const api::NcclJob& job) {
 
 std::string PodServiceAccountName(const api::NcclJob& job) {
   std::string named = TemplateServiceAccountName(job);
-  return named.empty() ? api::ServiceAccountName(job.name) : named;
+  return named.empty() ? contract::ServiceAccountName(job.name) : named;
 }
 
 bool UsesJobServiceAccount(const api::NcclJob& job) { return TemplateServiceAccountName(job).empty(); }
@@ -29,22 +29,22 @@ bool UsesJobServiceAccount(const api::NcclJob& job) { return TemplateServiceAcco
 Json ServiceAccount(const api::NcclJob& job) {
   return {{"apiVersion", "v1"},
           {"kind", "ServiceAccount"},
-          {"metadata", ObjectMetadata(job, api::ServiceAccountName(job.name))}};
+          {"metadata", ObjectMetadata(job, contract::ServiceAccountName(job.name))}};
 }
 
 Json Role(const api::NcclJob& job) {
   return {{"apiVersion", "rbac.authorization.k8s.io/v1"},
           {"kind", "Role"},
-          {"metadata", ObjectMetadata(job, api::RoleName(job.name))},
+          {"metadata", ObjectMetadata(job, contract::RoleName(job.name))},
           {"rules",
            Json::array({
                {{"apiGroups", {""}},
                 {"resources", {"configmaps"}},
-                {"resourceNames", {api::ConfigMapName(job.name)}},
+                {"resourceNames", {contract::ConfigMapName(job.name)}},
                 {"verbs", {"get", "list", "watch"}}},
                {{"apiGroups", {""}},
                 {"resources", {"pods"}},
-                {"resourceNames", {api::PodName(job.name, 0)}},
+                {"resourceNames", {contract::PodName(job.name, 0)}},
                 {"verbs", {"get", "patch"}}},
            })}};
 }
@@ -52,9 +52,9 @@ Json Role(const api::NcclJob& job) {
 Json RoleBinding(const api::NcclJob& job) {
   return {{"apiVersion", "rbac.authorization.k8s.io/v1"},
           {"kind", "RoleBinding"},
-          {"metadata", ObjectMetadata(job, api::RoleName(job.name))},
+          {"metadata", ObjectMetadata(job, contract::RoleName(job.name))},
           {"roleRef",
-           {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", api::RoleName(job.name)}}},
+           {{"apiGroup", "rbac.authorization.k8s.io"}, {"kind", "Role"}, {"name", contract::RoleName(job.name)}}},
           {"subjects",
            Json::array({{{"kind", "ServiceAccount"},
                          {"name", PodServiceAccountName(job)},

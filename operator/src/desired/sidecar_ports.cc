@@ -2,7 +2,7 @@
 
 #include <cstdint>
 
-#include "api/names.h"
+#include "contract/names.h"
 
 namespace ncclop::desired {
 namespace {
@@ -28,7 +28,7 @@ bool UsesHostNetwork(const api::NcclJob& job) {
 
 SidecarPorts ChooseSidecarPorts(const api::NcclJob& job) {
   if (job.spec.sidecar_port) return {*job.spec.sidecar_port, *job.spec.sidecar_port + 1};
-  if (!UsesHostNetwork(job)) return {api::kSidecarApiPort, api::kSidecarProbePort};
+  if (!UsesHostNetwork(job)) return {contract::kSidecarApiPort, contract::kSidecarProbePort};
   const int api = kHostNetworkPortBase + 2 * static_cast<int>(Fnv1a(job.uid) % kHostNetworkPortPairs);
   return {api, api + 1};
 }

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
-#include "api/names.h"
+#include "contract/names.h"
 
 namespace ncclop::desired {
 
@@ -11,9 +11,9 @@ Json Workload(const api::NcclJob& job, const PodOptions& options) {
   // Every pod of the job asks for the same resources; pod 0 of the current attempt stands for all.
   Json pod = Pod(job, 0, std::max(job.status.attempt, 1), options);
   Json labels = pod["metadata"].value("labels", Json::object());
-  labels.erase(std::string(api::kLabelIndex));
-  labels.erase(std::string(api::kLabelAttempt));
-  Json metadata = ObjectMetadata(job, api::WorkloadName(job.name));
+  labels.erase(std::string(contract::kLabelIndex));
+  labels.erase(std::string(contract::kLabelAttempt));
+  Json metadata = ObjectMetadata(job, contract::WorkloadName(job.name));
   return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
           {"kind", "Workload"},
           {"metadata", std::move(metadata)},

@@ -4,7 +4,7 @@
 #include <optional>
 #include <set>
 
-#include "api/names.h"
+#include "contract/names.h"
 #include "policy/failure_policy.h"
 #include "policy/plan.h"
 #include "policy/start_policy.h"
@@ -160,7 +160,7 @@ class Decider {
     st().id_published_time.clear();
     Set(api::condition::kCreated, true, "AttemptStarted", "attempt " + std::to_string(attempt) + " started");
     Set(api::condition::kIdPublished, false, "WaitingForRoot",
-        "waiting for pod " + api::PodName(job_.name, 0) + " to report the id of attempt " + std::to_string(attempt));
+        "waiting for pod " + contract::PodName(job_.name, 0) + " to report the id of attempt " + std::to_string(attempt));
     Set(api::condition::kRunning, false, "PodsStarting", "pods of attempt " + std::to_string(attempt) + " are starting");
     if (st().Find(api::condition::kRestarting)) Set(api::condition::kRestarting, false, "AttemptStarted", why);
     plan_.attempt_started = true;
@@ -179,7 +179,7 @@ class Decider {
     } else if (st().attempt == 0) {
       if (!job_.misplaced_trainer_annotation.empty()) {
         Emit("Warning", "AnnotationIgnored",
-             "annotation " + std::string(api::kAnnotationTrainerContainer) + "=" + job_.misplaced_trainer_annotation +
+             "annotation " + std::string(contract::kAnnotationTrainerContainer) + "=" + job_.misplaced_trainer_annotation +
                  " is on the NcclJob, where it does nothing; put it on spec.template.metadata.annotations (the trainer is " +
                  job_.spec.trainer_container + ")");
       }
@@ -409,9 +409,9 @@ class Decider {
     if (st().IsTrue(api::condition::kIdPublished) && !st().id_published_time.empty()) return;
     st().id_published_time = cm_.published_at.empty() ? Now() : cm_.published_at;
     Set(api::condition::kIdPublished, true, "Published",
-        "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + api::ConfigMapName(job_.name));
+        "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + contract::ConfigMapName(job_.name));
     Emit("Normal", "IdPublished",
-         "published the id of attempt " + std::to_string(attempt) + " from pod " + api::PodName(job_.name, 0));
+         "published the id of attempt " + std::to_string(attempt) + " from pod " + contract::PodName(job_.name, 0));
   }
 
   void PublishId(int attempt) {
@@ -419,7 +419,7 @@ class Decider {
       RecordPublishedId();
       return;
     }
-    const std::string root = api::PodName(job_.name, 0);
+    const std::string root = contract::PodName(job_.name, 0);
     for (const ObservedPod& p : pods_) {
       if (p.name != root || p.attempt != attempt || p.terminating) continue;
       if (p.unique_id.empty() || p.unique_id_attempt != attempt) return;
@@ -427,7 +427,7 @@ class Decider {
       plan_.publish = desired::PublishedId{p.unique_id, Now()};
       st().id_published_time = Now();
       Set(api::condition::kIdPublished, true, "Published",
-          "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + api::ConfigMapName(job_.name));
+          "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + contract::ConfigMapName(job_.name));
       Emit("Normal", "IdPublished", "published the id of attempt " + std::to_string(attempt) + " from pod " + root);
       if (auto started = api::ParseTime(st().attempt_start_time)) {
         plan_.id_publish_latency_seconds = std::chrono::duration<double>(now_ - *started).count();

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <map>
 
-#include "api/names.h"
+#include "contract/names.h"
 
 namespace ncclop::policy {
 
@@ -26,7 +26,7 @@ std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, co
   for (int i = 0; i < replicas; ++i) {
     auto it = by_index.find(i);
     if (it == by_index.end()) {
-      std::string name = api::PodName(job_name, i);
+      std::string name = contract::PodName(job_name, i);
       return AttemptFailure{name, "pod " + name + " disappeared while its attempt ran", std::nullopt, std::nullopt};
     }
     if (it->second->terminating && !it->second->trainer_succeeded) {

@@ -2,7 +2,7 @@
 
 #include <set>
 
-#include "api/names.h"
+#include "contract/names.h"
 
 namespace ncclop::policy {
 namespace {
@@ -30,8 +30,8 @@ RootFacts Facts(const nlohmann::json& pod) {
   auto annotations = md->find("annotations");
   const nlohmann::json& l = labels != md->end() ? *labels : kEmpty;
   const nlohmann::json& a = annotations != md->end() ? *annotations : kEmpty;
-  return {StringAt(l, api::kLabelIndex), StringAt(a, api::kAnnotationUniqueId),
-          StringAt(a, api::kAnnotationUniqueIdAttempt)};
+  return {StringAt(l, contract::kLabelIndex), StringAt(a, contract::kAnnotationUniqueId),
+          StringAt(a, contract::kAnnotationUniqueIdAttempt)};
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <charconv>
 #include <set>
 
-#include "api/names.h"
+#include "contract/names.h"
 #include "api/nccl_job.h"
 
 namespace ncclop::policy {
@@ -111,12 +111,12 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
   const Json& labels = ObjectAt(md, "labels");
   const Json& annotations = ObjectAt(md, "annotations");
   out.name = Str(md, "name");
-  out.index = PositiveInt(labels, api::kLabelIndex, -1);
-  out.attempt = PositiveInt(labels, api::kLabelAttempt, 0);
+  out.index = PositiveInt(labels, contract::kLabelIndex, -1);
+  out.attempt = PositiveInt(labels, contract::kLabelAttempt, 0);
   out.terminating = api::BeingDeleted(md);
   if (annotations.is_object()) {
-    out.unique_id = Str(annotations, std::string(api::kAnnotationUniqueId).c_str());
-    out.unique_id_attempt = PositiveInt(annotations, api::kAnnotationUniqueIdAttempt, 0);
+    out.unique_id = Str(annotations, std::string(contract::kAnnotationUniqueId).c_str());
+    out.unique_id_attempt = PositiveInt(annotations, contract::kAnnotationUniqueIdAttempt, 0);
   }
 
   const Json& status = ObjectAt(pod, "status");
@@ -127,7 +127,7 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
   out.disruption = DisruptionOf(status);
   std::string other_failure;  // the first other container that exited non-zero, for the message
   for (const Json& cs : ArrayAt(status, "initContainerStatuses")) {
-    if (Str(cs, "name") == api::kSidecarContainerName) continue;
+    if (Str(cs, "name") == contract::kSidecarContainerName) continue;
     const Json* terminated = Terminated(cs);
     if (terminated == nullptr) continue;
     const int code = ExitCode(*terminated);
@@ -179,10 +179,10 @@ ObservedConfigMap ObserveConfigMap(const Json& configmap) {
   if (!configmap.is_object()) return out;
   out.exists = true;
   const Json& data = ObjectAt(configmap, "data");
-  out.attempt = PositiveInt(data, api::kDataAttempt, 0);
-  out.has_id = data.is_object() && !Str(data, std::string(api::kDataUniqueId).c_str()).empty();
-  out.published_at = data.is_object() ? Str(data, std::string(api::kDataPublishedAt).c_str()) : "";
-  out.job_uid = data.is_object() ? Str(data, std::string(api::kDataJobUid).c_str()) : "";
+  out.attempt = PositiveInt(data, contract::kDataAttempt, 0);
+  out.has_id = data.is_object() && !Str(data, std::string(contract::kDataUniqueId).c_str()).empty();
+  out.published_at = data.is_object() ? Str(data, std::string(contract::kDataPublishedAt).c_str()) : "";
+  out.job_uid = data.is_object() ? Str(data, std::string(contract::kDataJobUid).c_str()) : "";
   return out;
 }
 

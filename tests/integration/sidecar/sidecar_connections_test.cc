@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
-#include "base64.h"
+#include "contract/unique_id.h"
 #include "raw_http.h"
 #include "sidecar_process.h"
 
@@ -91,7 +91,7 @@ TEST_F(SidecarConnections, ManyWaitingPollsAllGetTheIdAndInfoStillAnswers) {
     auto answer = poll.Read(Clock::now() + seconds(5));
     ASSERT_TRUE(answer);
     ASSERT_EQ(answer->status, 200);
-    EXPECT_EQ(json::parse(answer->body)["id"], sidecar::Base64Encode(SomeId()));
+    EXPECT_EQ(json::parse(answer->body)["id"], contract::Base64Encode(SomeId()));
   }
 }
 

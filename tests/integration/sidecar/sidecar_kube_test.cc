@@ -16,7 +16,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "base64.h"
+#include "contract/unique_id.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "sidecar_process.h"
@@ -90,7 +90,7 @@ class SidecarKubeTest : public ::testing::Test {
     if (!admin_config_.ca_file.empty()) {
       cluster["certificate-authority"] = admin_config_.ca_file;
     } else {
-      cluster["certificate-authority-data"] = sidecar::Base64Encode(admin_config_.ca_data);
+      cluster["certificate-authority-data"] = contract::Base64Encode(admin_config_.ca_data);
     }
     json kubeconfig = {{"apiVersion", "v1"}, {"kind", "Config"}, {"current-context", "sa"},
                        {"clusters", json::array({{{"name", "test"}, {"cluster", cluster}}})},
@@ -104,7 +104,7 @@ class SidecarKubeTest : public ::testing::Test {
   // The operator's side: the ConfigMap at `attempt`, with the id once published.
   void PublishConfigMap(int attempt, const std::optional<std::string>& id) {
     json data = {{"attempt", std::to_string(attempt)}, {"jobUID", kJobUid}};
-    data["uniqueId"] = id ? json(sidecar::Base64Encode(*id)) : json(nullptr);  // null removes it
+    data["uniqueId"] = id ? json(contract::Base64Encode(*id)) : json(nullptr);  // null removes it
     auto existing = admin_->Get(kube::resources::kConfigMaps, ns_, std::string(kJob) + "-nccl");
     if (existing.status().IsNotFound()) {
       if (!id) data.erase("uniqueId");
@@ -167,7 +167,7 @@ TEST_F(SidecarKubeTest, ServesOnlyItsOwnAttemptsId) {
   auto got = GetId(*worker1, 30);
   ASSERT_TRUE(got);
   ASSERT_EQ(got->status, 200) << got->body;
-  EXPECT_EQ(json::parse(got->body), (json{{"id", sidecar::Base64Encode(id1)}, {"attempt", 1}, {"job", kJob},
+  EXPECT_EQ(json::parse(got->body), (json{{"id", contract::Base64Encode(id1)}, {"attempt", 1}, {"job", kJob},
                                           {"jobUID", kJobUid}}));
 
   // The operator starts attempt 2 with a fresh id: the attempt-1 sidecar turns stale (410) and
@@ -177,9 +177,9 @@ TEST_F(SidecarKubeTest, ServesOnlyItsOwnAttemptsId) {
     auto r = GetId(*worker1, 1);
     if (!r) return false;
     if (r->status == 200) {
-      EXPECT_EQ(json::parse(r->body)["id"], sidecar::Base64Encode(id1));
+      EXPECT_EQ(json::parse(r->body)["id"], contract::Base64Encode(id1));
     }
-    EXPECT_EQ(r->body.find(sidecar::Base64Encode(id2)), std::string::npos);
+    EXPECT_EQ(r->body.find(contract::Base64Encode(id2)), std::string::npos);
     return r->status == 410;
   }, seconds(30));
   EXPECT_TRUE(stale) << worker1->Log();
@@ -188,12 +188,12 @@ TEST_F(SidecarKubeTest, ServesOnlyItsOwnAttemptsId) {
   got = GetId(*worker2, 30);
   ASSERT_TRUE(got);
   ASSERT_EQ(got->status, 200) << got->body << worker2->Log();
-  EXPECT_EQ(json::parse(got->body)["id"], sidecar::Base64Encode(id2));
+  EXPECT_EQ(json::parse(got->body)["id"], contract::Base64Encode(id2));
   EXPECT_EQ(json::parse(got->body)["attempt"], 2);
 
   for (auto* p : {worker1.get(), worker2.get()}) {
-    EXPECT_EQ(p->Log().find(sidecar::Base64Encode(id1).substr(0, 24)), std::string::npos);
-    EXPECT_EQ(p->Log().find(sidecar::Base64Encode(id2).substr(0, 24)), std::string::npos);
+    EXPECT_EQ(p->Log().find(contract::Base64Encode(id1).substr(0, 24)), std::string::npos);
+    EXPECT_EQ(p->Log().find(contract::Base64Encode(id2).substr(0, 24)), std::string::npos);
     EXPECT_EQ(p->Terminate(), 0) << p->Log();
   }
 }
@@ -212,7 +212,7 @@ TEST_F(SidecarKubeTest, LongPollIsAnsweredWhenTheIdIsPublished) {
   auto got = pending.get();
   ASSERT_TRUE(got);
   ASSERT_EQ(got->status, 200) << got->body << worker->Log();
-  EXPECT_EQ(json::parse(got->body)["id"], sidecar::Base64Encode(id));
+  EXPECT_EQ(json::parse(got->body)["id"], contract::Base64Encode(id));
   EXPECT_EQ(worker->Terminate(), 0) << worker->Log();
 }
 
@@ -241,14 +241,14 @@ TEST_F(SidecarKubeTest, RootPostAnnotatesItsOwnPod) {
     return annotations.contains("nccl.dev/unique-id");
   }, seconds(30));
   ASSERT_TRUE(annotated) << root->Log();
-  EXPECT_EQ(annotations["nccl.dev/unique-id"], sidecar::Base64Encode(id));
+  EXPECT_EQ(annotations["nccl.dev/unique-id"], contract::Base64Encode(id));
   EXPECT_EQ(annotations["nccl.dev/unique-id-attempt"], "1");
 
   auto second = client.Post("/v1/id", SomeId(5), "application/octet-stream");
   ASSERT_TRUE(second);
   EXPECT_EQ(second->status, 409);
 
-  EXPECT_EQ(root->Log().find(sidecar::Base64Encode(id).substr(0, 24)), std::string::npos);
+  EXPECT_EQ(root->Log().find(contract::Base64Encode(id).substr(0, 24)), std::string::npos);
   EXPECT_EQ(root->Terminate(), 0) << root->Log();
 }
 
@@ -313,7 +313,7 @@ TEST_F(SidecarKubeTest, CarriesOnAcrossAnApiServerRestart) {
   auto got = GetId(*worker, 60);
   ASSERT_TRUE(got);
   ASSERT_EQ(got->status, 200) << got->body << worker->Log();
-  EXPECT_EQ(json::parse(got->body)["id"], sidecar::Base64Encode(id));
+  EXPECT_EQ(json::parse(got->body)["id"], contract::Base64Encode(id));
   EXPECT_EQ(worker->Terminate(), 0) << worker->Log();
 }
 

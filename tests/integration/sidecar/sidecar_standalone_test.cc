@@ -9,7 +9,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
-#include "base64.h"
+#include "contract/unique_id.h"
 #include "sidecar_process.h"
 
 namespace sidecar_it {
@@ -32,7 +32,7 @@ std::string SomeId(char seed) {
   return id;
 }
 
-std::string ExpectedBase64(const std::string& id) { return sidecar::Base64Encode(id); }
+std::string ExpectedBase64(const std::string& id) { return contract::Base64Encode(id); }
 
 TEST(SidecarStandalone, WorkerGetsTheRootsIdAndBothStopOnSigterm) {
   SidecarProcess root(NCCL_SIDECAR_BIN, PodEnv(0, 1), {"--standalone"}, LogPath("root"));

@@ -1,10 +1,11 @@
-#include "base64.h"
-
+#include <optional>
 #include <string>
 
 #include <gtest/gtest.h>
 
-namespace sidecar {
+#include "contract/unique_id.h"
+
+namespace contract {
 namespace {
 
 TEST(Base64, KnownVectors) {
@@ -12,6 +13,7 @@ TEST(Base64, KnownVectors) {
   EXPECT_EQ(Base64Encode("f"), "Zg==");
   EXPECT_EQ(Base64Encode("fo"), "Zm8=");
   EXPECT_EQ(Base64Encode("foo"), "Zm9v");
+  EXPECT_EQ(Base64Encode("foob"), "Zm9vYg==");
   EXPECT_EQ(Base64Encode("foobar"), "Zm9vYmFy");
   EXPECT_EQ(Base64Decode("Zm9vYmE="), "fooba");
   EXPECT_EQ(Base64Decode("Zg=="), "f");
@@ -27,11 +29,22 @@ TEST(Base64, RoundTripsEveryByteValue) {
   EXPECT_EQ(Base64Encode(std::string(128, '\xff')).size(), 172u);
 }
 
+TEST(Base64, RoundTripsEveryLength) {
+  std::string data;
+  for (int n = 0; n < 10; ++n) {
+    auto back = Base64Decode(Base64Encode(data));
+    ASSERT_TRUE(back.has_value()) << n;
+    EXPECT_EQ(*back, data);
+    data.push_back(static_cast<char>(250 - n));
+  }
+}
+
 TEST(Base64, RefusesMalformedText) {
   EXPECT_FALSE(Base64Decode("Zm9"));        // not a multiple of 4
   EXPECT_FALSE(Base64Decode("Zm9v!A=="));   // outside the alphabet
   EXPECT_FALSE(Base64Decode("Zm=v"));       // padding in the middle of a group
   EXPECT_FALSE(Base64Decode("Zg==Zm9v"));   // padding before the end
+  EXPECT_FALSE(Base64Decode("Zg==Zg=="));
   EXPECT_FALSE(Base64Decode("Zm9v\n"));
 }
 
@@ -45,5 +58,13 @@ TEST(Base64, RefusesNonZeroBitsUnderThePadding) {
   EXPECT_FALSE(Base64Decode("Zm9="));
 }
 
+TEST(UniqueId, OnlyExactly128BytesDecode) {
+  const std::string id(kUniqueIdBytes, '\x5a');
+  EXPECT_EQ(DecodeUniqueId(Base64Encode(id)), id);
+  EXPECT_FALSE(DecodeUniqueId(Base64Encode(id.substr(1))));
+  EXPECT_FALSE(DecodeUniqueId(Base64Encode(id + "x")));
+  EXPECT_FALSE(DecodeUniqueId("not base64"));
+}
+
 }  // namespace
-}  // namespace sidecar
+}  // namespace contract

@@ -1,0 +1,38 @@
+// The env the operator injects into every container of a job's pods (docs/contracts.md, "Env
+// injected"), and the knobs a user sets for the runtime. Header-only.
+#pragma once
+
+namespace contract::env {
+
+inline constexpr char kJobName[] = "NCCLJOB_NAME";
+inline constexpr char kNamespace[] = "NCCLJOB_NAMESPACE";
+inline constexpr char kJobUid[] = "NCCLJOB_UID";
+inline constexpr char kIndex[] = "NCCLJOB_INDEX";
+inline constexpr char kReplicas[] = "NCCLJOB_REPLICAS";
+inline constexpr char kGpusPerPod[] = "NCCLJOB_GPUS_PER_POD";
+inline constexpr char kWorldSize[] = "NCCLJOB_WORLD_SIZE";
+inline constexpr char kAttempt[] = "NCCLJOB_ATTEMPT";
+inline constexpr char kSidecarUrl[] = "NCCLJOB_SIDECAR_URL";
+inline constexpr char kPodIp[] = "NCCLJOB_POD_IP";
+inline constexpr char kPodName[] = "NCCLJOB_POD_NAME";
+inline constexpr char kInitTimeoutSeconds[] = "NCCLJOB_INIT_TIMEOUT_SECONDS";
+
+// Injected too, for programs written for other launchers.
+inline constexpr char kNcclSocketIfname[] = "NCCL_SOCKET_IFNAME";  // only when the spec sets it
+inline constexpr char kMasterAddr[] = "MASTER_ADDR";
+inline constexpr char kMasterPort[] = "MASTER_PORT";
+inline constexpr char kTorchWorldSize[] = "WORLD_SIZE";
+inline constexpr char kTorchRank[] = "RANK";
+inline constexpr char kNodeRank[] = "NODE_RANK";
+inline constexpr char kNnodes[] = "NNODES";
+inline constexpr char kLocalWorldSize[] = "LOCAL_WORLD_SIZE";
+inline constexpr char kPaddleTrainerId[] = "PADDLE_TRAINER_ID";
+inline constexpr char kPaddleTrainersNum[] = "PADDLE_TRAINERS_NUM";
+inline constexpr char kPaddleCurrentEndpoint[] = "PADDLE_CURRENT_ENDPOINT";
+inline constexpr char kPaddleTrainerEndpoints[] = "PADDLE_TRAINER_ENDPOINTS";  // up to kPaddleEndpointsMaxReplicas pods
+
+// Set by the user, never injected: read by the runtime only.
+inline constexpr char kCommMode[] = "NCCL_K8S_COMM_MODE";
+inline constexpr char kLogLevel[] = "NCCL_K8S_LOG_LEVEL";
+
+}  // namespace contract::env

@@ -1,0 +1,71 @@
+// The names the operator, the sidecar and the runtime share (docs/contracts.md is their prose).
+// Declared once here, so a renamed key is a compile error in every part. Header-only, the
+// standard library only: a training image builds the runtime with nothing else.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace contract {
+
+// The NcclJob API.
+inline constexpr std::string_view kGroup = "nccl.dev";
+inline constexpr std::string_view kVersion = "v1alpha1";
+inline constexpr std::string_view kApiVersion = "nccl.dev/v1alpha1";
+inline constexpr std::string_view kKind = "NcclJob";
+
+// Labels (every object the operator makes, pods) and the annotations of the root pod.
+inline constexpr std::string_view kLabelJobName = "nccl.dev/job-name";
+inline constexpr std::string_view kLabelIndex = "nccl.dev/index";
+inline constexpr std::string_view kLabelAttempt = "nccl.dev/attempt";
+inline constexpr std::string_view kAnnotationUniqueId = "nccl.dev/unique-id";
+inline constexpr std::string_view kAnnotationUniqueIdAttempt = "nccl.dev/unique-id-attempt";
+// On spec.template.metadata: which container is the trainer (default: the first).
+inline constexpr std::string_view kAnnotationTrainerContainer = "nccl.dev/trainer-container";
+
+// Kueue (README, "Shared clusters"): a job labelled with a queue is admitted through a Workload.
+inline constexpr std::string_view kLabelKueueQueueName = "kueue.x-k8s.io/queue-name";
+
+// The ConfigMap <job>-nccl: its data keys.
+inline constexpr std::string_view kDataAttempt = "attempt";
+inline constexpr std::string_view kDataUniqueId = "uniqueId";
+inline constexpr std::string_view kDataJobUid = "jobUID";
+inline constexpr std::string_view kDataPublishedAt = "publishedAt";
+
+// The sidecar: its container, ports and HTTP paths.
+inline constexpr std::string_view kSidecarContainerName = "nccl-sidecar";
+inline constexpr int kSidecarApiPort = 8471;    // the id API, on 127.0.0.1
+inline constexpr int kSidecarProbePort = 8472;  // /healthz, /readyz
+inline constexpr std::string_view kPathId = "/v1/id";
+inline constexpr std::string_view kPathInfo = "/v1/info";
+inline constexpr std::string_view kPathHealthz = "/healthz";
+inline constexpr std::string_view kPathReadyz = "/readyz";
+// The JSON fields of /v1/id: the root's POST body {"id","attempt"} and the long-poll's answer
+// {"id","attempt","job","jobUID"}, which non-root sidecars and the runtime read.
+inline constexpr char kFieldId[] = "id";
+inline constexpr char kFieldAttempt[] = "attempt";
+inline constexpr char kFieldJob[] = "job";
+inline constexpr char kFieldJobUid[] = "jobUID";
+// PyTorch-style rendezvous port in MASTER_PORT.
+inline constexpr int kMasterPort = 29500;
+// PaddlePaddle's collective env: each pod's endpoint port, and the largest job that gets the full
+// endpoint list (~180 bytes a pod in every container's env; 256 pods stay under 50 KB, while
+// 4096 would push a pod past the API server's request size).
+inline constexpr int kPaddlePort = 6170;
+inline constexpr int kPaddleEndpointsMaxReplicas = 256;
+
+// Objects of a job: names derived from the job's name alone, so a restarted operator and
+// every sidecar find them again.
+inline std::string ConfigMapName(std::string_view job) { return std::string(job) + "-nccl"; }
+inline std::string ServiceAccountName(std::string_view job) { return std::string(job) + "-nccl"; }
+inline std::string RoleName(std::string_view job) { return std::string(job) + "-nccl"; }
+inline std::string ServiceName(std::string_view job) { return std::string(job); }
+inline std::string WorkloadName(std::string_view job) { return "nccljob-" + std::string(job); }
+inline std::string PodName(std::string_view job, int index) {
+  return std::string(job) + "-" + std::to_string(index);
+}
+// NCCLJOB_SIDECAR_URL: the id API on loopback (a hostNetwork job's port is its own, see the
+// operator's desired/sidecar_ports.h).
+inline std::string SidecarUrl(int api_port = kSidecarApiPort) { return "http://127.0.0.1:" + std::to_string(api_port); }
+
+}  // namespace contract

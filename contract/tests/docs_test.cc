@@ -1,0 +1,70 @@
+// docs/contracts.md is the contract's prose: every name declared in contract/ must be in it,
+// so a renamed key cannot leave the document behind.
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <gtest/gtest.h>
+
+#include "contract/env.h"
+#include "contract/names.h"
+
+namespace contract {
+namespace {
+
+std::string ContractsMd() {
+  std::ifstream in(NCCLOP_CONTRACTS_MD);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// True when `name` stands inside a code span (between backticks on one line) somewhere.
+bool InCodeSpan(const std::string& doc, std::string_view name) {
+  for (size_t at = doc.find(name); at != std::string::npos; at = doc.find(name, at + 1)) {
+    const size_t line_start = doc.rfind('\n', at) == std::string::npos ? 0 : doc.rfind('\n', at) + 1;
+    int ticks = 0;
+    for (size_t i = line_start; i < at; ++i) ticks += doc[i] == '`';
+    if (ticks % 2 == 1) return true;
+  }
+  return false;
+}
+
+void ExpectQuoted(const std::string& doc, std::string_view name) {
+  EXPECT_TRUE(InCodeSpan(doc, name)) << name << " is not in docs/contracts.md";
+}
+
+TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
+  const std::string doc = ContractsMd();
+  ASSERT_FALSE(doc.empty()) << "cannot read " << NCCLOP_CONTRACTS_MD;
+  for (std::string_view name : {kLabelJobName, kLabelIndex, kLabelAttempt, kAnnotationUniqueId,
+                                kAnnotationUniqueIdAttempt, kAnnotationTrainerContainer, kDataAttempt, kDataUniqueId,
+                                kDataJobUid, kDataPublishedAt, kSidecarContainerName, kPathId, kPathInfo,
+                                kPathHealthz, kPathReadyz, kLabelKueueQueueName}) {
+    ExpectQuoted(doc, name);
+  }
+  ExpectQuoted(doc, SidecarUrl());
+  ExpectQuoted(doc, std::to_string(kMasterPort));
+  ExpectQuoted(doc, std::to_string(kPaddlePort));
+  ExpectQuoted(doc, ConfigMapName("<job>"));
+  ExpectQuoted(doc, WorkloadName("<job>"));
+  for (std::string_view field : {kFieldId, kFieldAttempt, kFieldJob, kFieldJobUid}) {
+    ExpectQuoted(doc, "\"" + std::string(field) + "\"");
+  }
+}
+
+TEST(ContractsMd, NamesEveryEnvVariable) {
+  const std::string doc = ContractsMd();
+  ASSERT_FALSE(doc.empty());
+  for (const char* name : {env::kJobName, env::kNamespace, env::kJobUid, env::kIndex, env::kReplicas,
+                           env::kGpusPerPod, env::kWorldSize, env::kAttempt, env::kSidecarUrl, env::kPodIp,
+                           env::kPodName, env::kInitTimeoutSeconds, env::kNcclSocketIfname, env::kMasterAddr,
+                           env::kMasterPort, env::kTorchWorldSize, env::kTorchRank, env::kNodeRank, env::kNnodes,
+                           env::kLocalWorldSize, env::kPaddleTrainerId, env::kPaddleTrainersNum, env::kPaddleCurrentEndpoint,
+                           env::kPaddleTrainerEndpoints, env::kCommMode, env::kLogLevel}) {
+    ExpectQuoted(doc, name);
+  }
+}
+
+}  // namespace
+}  // namespace contract
