@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <memory>
@@ -55,7 +56,13 @@ std::string Exchange(int port, std::string_view request) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) std::abort();  // must keep serving
+  // At thousands of connections a second the loopback runs out of ports (each closed connection
+  // holds its pair of ports in TIME_WAIT for a minute): that is the fuzzer's doing, so wait for
+  // one. Any other failure, a refusal above all, means the server stopped serving.
+  for (int tries = 0; connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0; ++tries) {
+    if (errno != EADDRNOTAVAIL || tries == 3000) std::abort();
+    usleep(10000);
+  }
   while (!request.empty()) {
     ssize_t n = send(fd, request.data(), request.size(), MSG_NOSIGNAL);
     if (n <= 0) break;  // the server may close early (e.g. 413)

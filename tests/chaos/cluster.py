@@ -81,7 +81,7 @@ def jobs_path(ns, name=""):
 class Cluster:
     """Control plane + testnode + operator. start() brings them up, stop() takes them down."""
 
-    def __init__(self, work, build, ns="chaos", bridge_index=15, operator_flags=()):
+    def __init__(self, work, build, ns="chaos", bridge_index=15, operator_flags=(), with_operator=True):
         self.work = os.path.abspath(work)
         self.build = os.path.abspath(build)
         self.ns = ns
@@ -93,6 +93,7 @@ class Cluster:
         self.subnet = f"10.246.{bridge_index}"  # controlplane.sh puts 10.246.0-15.1 in the cert
         self.node_name = f"chaos-node-{bridge_index}"
         self.operator_flags = list(operator_flags)
+        self.with_operator = with_operator
         self.node_proc = None
         self.operator_proc = None
         self.operator_log = None
@@ -245,7 +246,8 @@ class Cluster:
             self.api.call("POST", "/api/v1/namespaces", {"metadata": {"name": self.ns}})
         log("starting testnode")
         self.start_node()
-        self.start_operator()
+        if self.with_operator:
+            self.start_operator()
 
     def stop(self):
         if self.operator_proc is not None and self.operator_proc.poll() is None:

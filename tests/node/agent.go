@@ -280,7 +280,30 @@ func (a *agent) pushStatus(ctx context.Context, r *podRunner) {
 		return err
 	})
 	if err != nil && ctx.Err() == nil && !apierrors.IsNotFound(err) {
-		r.logf("status update: %v", err)
+		r.logf("status update: %v (resent until it lands)", err)
+		r.statusStale.Store(true)
+		return
+	}
+	r.statusStale.Store(false)
+}
+
+// resyncStatus resends, every second, the status of pods whose last update failed (the API
+// server was away), as a kubelet's status manager does: otherwise a pod that ended while the API
+// server restarted would stay Running in the API for good.
+func (a *agent) resyncStatus(ctx context.Context) {
+	ticker := time.NewTicker(time.Second)
+	defer ticker.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-ticker.C:
+		}
+		for _, r := range a.allRunners() {
+			if r.statusStale.Load() {
+				a.pushStatus(ctx, r)
+			}
+		}
 	}
 }
 

@@ -223,6 +223,7 @@ func runNode(o nodeOptions) error {
 		return err
 	}
 	go a.heartbeat(ctx)
+	go a.resyncStatus(ctx)
 	a.watchPods(ctx)
 	log.Printf("node %s ready: logs https://%s, debug http://%s, bridge %s %s, pods reach the API server at %s:%s, state %s",
 		o.nodeName, logLn.Addr(), debugLn.Addr(), o.bridge, netw.gateway, o.serviceHost, o.servicePort, o.stateDir)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -96,6 +97,8 @@ type podRunner struct {
 	events   chan event
 	deleteCh chan int64
 	done     chan struct{}
+
+	statusStale atomic.Bool // the last status update failed; resyncStatus resends it
 }
 
 func newPodRunner(a *agent, pod *v1.Pod) *podRunner {
