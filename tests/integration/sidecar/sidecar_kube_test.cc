@@ -292,7 +292,7 @@ TEST_F(SidecarKubeTest, StoppedRootStillPutsAPostedIdOnItsPod) {
   auto current = admin_->Get(kube::resources::kPods, ns_, std::string(kJob) + "-0");
   ASSERT_TRUE(current.ok());
   json annotations = (*current)["metadata"].value("annotations", json::object());
-  EXPECT_EQ(annotations.value("nccl.dev/unique-id", ""), sidecar::Base64Encode(id)) << root->Log();
+  EXPECT_EQ(annotations.value("nccl.dev/unique-id", ""), contract::Base64Encode(id)) << root->Log();
   EXPECT_EQ(annotations.value("nccl.dev/unique-id-attempt", ""), "1");
 }
 
