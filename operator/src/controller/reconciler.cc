@@ -2,10 +2,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <optional>
-#include <thread>
 
 #include "contract/names.h"
+#include "controller/in_parallel.h"
 #include "controller/test_hook.h"
 #include "desired/configmap.h"
 #include "desired/rbac.h"
@@ -58,8 +59,8 @@ kube::Status EnsureChild(kube::Client& client, const kube::Resource& r, const st
 // How often pod creates refused as Forbidden are tried again (REFERENCE.md says 10 s).
 constexpr std::chrono::seconds kForbiddenRetryInterval{10};
 
-// Pod creates in flight per reconcile.
-constexpr std::size_t kCreatePodsInFlight = 16;
+// Pod creates or deletes in flight per reconcile.
+constexpr std::size_t kPodCallsInFlight = 16;
 
 }  // namespace
 
@@ -263,11 +264,16 @@ kube::Status Reconciler::JobStillCurrent(const api::NcclJob& job) {
 }
 
 kube::Status Reconciler::DeletePods(const api::NcclJob& job, const policy::Plan& plan) {
-  for (const std::string& name : plan.delete_pods) {
-    kube::Status s = client_->Delete(res::kPods, job.namespace_, name);
-    if (!s.ok() && !s.IsNotFound()) return s;
-  }
-  return kube::Status::Ok();
+  std::mutex mu;
+  kube::Status first_error;  // guarded by mu
+  InParallel(plan.delete_pods.size(), kPodCallsInFlight, [&](std::size_t i) {
+    kube::Status s = client_->Delete(res::kPods, job.namespace_, plan.delete_pods[i]);
+    if (s.ok() || s.IsNotFound()) return true;
+    std::lock_guard<std::mutex> lock(mu);
+    if (first_error.ok()) first_error = s;
+    return false;
+  });
+  return first_error;
 }
 
 kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan& plan) {
@@ -276,7 +282,6 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   // attempt is already in status (plan.h's order), so any subset of these may land.
   const std::vector<int>& indices = plan.create_pods;
   if (indices.empty()) return kube::Status::Ok();
-  std::atomic<std::size_t> next{0};
   std::atomic<bool> template_rejected{false};
   std::mutex mu;
   kube::Status first_error;  // guarded by mu
@@ -284,29 +289,21 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   // The refused pod of the lowest index, so that every try reports the same one (and a
   // repeated event only bumps its count).
   std::optional<std::pair<int, kube::Status>> refused;  // guarded by mu
-  auto create = [&] {
-    for (std::size_t i = next++; i < indices.size() && !template_rejected; i = next++) {
-      const int index = indices[i];
-      Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
-      auto created = client_->Create(res::kPods, job.namespace_, pod);
-      if (created.ok() || created.status().IsAlreadyExists()) continue;
-      const kube::Status& status = created.status();
-      const bool rejected = status.IsInvalid() || status.IsBadRequest() || status.IsForbidden();
-      std::lock_guard<std::mutex> lock(mu);
-      if (errors++ == 0 || (rejected && !template_rejected)) first_error = status;
-      if (rejected) {
-        template_rejected = true;  // every other pod would be refused the same way: stop
-        if (!refused || index < refused->first) refused = std::make_pair(index, status);
-      }
+  InParallel(indices.size(), kPodCallsInFlight, [&](std::size_t i) {
+    const int index = indices[i];
+    Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
+    auto created = client_->Create(res::kPods, job.namespace_, pod);
+    if (created.ok() || created.status().IsAlreadyExists()) return true;
+    const kube::Status& status = created.status();
+    const bool rejected = status.IsInvalid() || status.IsBadRequest() || status.IsForbidden();
+    std::lock_guard<std::mutex> lock(mu);
+    if (errors++ == 0 || (rejected && !template_rejected)) first_error = status;
+    if (rejected) {
+      template_rejected = true;  // every other pod would be refused the same way: stop
+      if (!refused || index < refused->first) refused = std::make_pair(index, status);
     }
-  };
-  const std::size_t workers = std::min<std::size_t>(kCreatePodsInFlight, indices.size());
-  {
-    std::vector<std::jthread> threads;
-    threads.reserve(workers - 1);
-    for (std::size_t w = 1; w < workers; ++w) threads.emplace_back(create);
-    create();
-  }  // joins
+    return !rejected;
+  });
   const std::string key = job.namespace_ + "/" + job.name;
   if (!refused) {
     std::lock_guard<std::mutex> lock(rejections_mu_);
