@@ -13,7 +13,8 @@ What is simulated: the nodes and what their kubelets would report (KWOK, stages.
 trainer's exit (the pod annotation scale.bench.nccl.dev/exit, which KWOK's pod-exit stage turns
 into a terminated container); the root sidecar's id post (the bench writes the id annotations
 on the root pod, nccl.dev/unique-id and nccl.dev/unique-id-attempt, as the sidecar does when
-the root trainer posts its id). Real: kube-apiserver, etcd, kube-controller-manager,
+the root trainer posts its id); a kubelet's removal of a deleted pod (the bench, with a uid
+precondition). Real: kube-apiserver, etcd, kube-controller-manager,
 kube-scheduler (binds every pod), the operator (or JobSet) as a process."""
 
 import argparse
@@ -312,6 +313,7 @@ class Bench:
         marks = OPERATOR if args.controller == "operator" else JOBSET
         self.timeline = Timeline(marks, lambda job: self.replicas.get(job, 0))
         self.created_at = {}
+        self.removing = set()  # uids of pods the bench removes (finish_deletion)
         self.stop = threading.Event()
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=8)
 
@@ -323,13 +325,32 @@ class Bench:
     def start_watches(self):
         def feed(fn):
             return lambda kind, obj: fn(kind, obj, time.monotonic())
+
+        def on_pod(kind, pod):
+            self.timeline.on_pod(kind, pod, time.monotonic())
+            self.finish_deletion(kind, pod)
         threading.Thread(target=self.api.watch, daemon=True,
-                         args=(f"/api/v1/namespaces/{self.ns}/pods", feed(self.timeline.on_pod), self.stop)).start()
+                         args=(f"/api/v1/namespaces/{self.ns}/pods", on_pod, self.stop)).start()
         if self.args.controller == "operator":
             threading.Thread(target=self.api.watch, daemon=True,
                              args=(f"/api/v1/namespaces/{self.ns}/configmaps", feed(self.timeline.on_configmap),
                                    self.stop)).start()
             threading.Thread(target=self.post_ids, daemon=True).start()
+
+    def finish_deletion(self, kind, pod):
+        """Plays the kubelet's last step for a pod being deleted: it is removed for good (grace 0)
+        with a precondition on its uid, as a kubelet does. KWOK v0.8.0 removes by name alone
+        (pod_controller.go), so under load a late removal of attempt N's pod hit attempt N+1's
+        pod of the same name (the operator's pod names are deterministic)."""
+        meta = pod.get("metadata", {})
+        if kind == "DELETED" or not meta.get("deletionTimestamp"):
+            return
+        with self.timeline.lock:
+            if meta["uid"] in self.removing:
+                return
+            self.removing.add(meta["uid"])
+        body = {"gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}}
+        self.pool.submit(self.api.request, "DELETE", f"/api/v1/namespaces/{self.ns}/pods/{meta['name']}", body)
 
     def post_ids(self):
         """Plays the root pod's sidecar: once the root runs, its trainer's id is written on the
@@ -397,6 +418,10 @@ class Bench:
             out["requests_by_verb"] = requests_by_verb(m0, m1)
             p99 = histogram_quantile(m0, m1, "ncclop_api_request_duration_seconds", 0.99)
             out["api_latency_p99_s"] = p99
+            def delta(name):
+                return round(m1.get((name, frozenset()), 0) - m0.get((name, frozenset()), 0), 2)
+            out["reconciles"] = int(delta("ncclop_reconcile_total"))
+            out["reconcile_seconds"] = delta("ncclop_reconcile_duration_seconds_sum")
         return out
 
     def run(self):
@@ -425,10 +450,17 @@ class Bench:
             raise
         finally:
             sampler.stop.set()
-            self.stop.set()
             proc.stop()
+            # The namespace's pods are deleted by kube-controller-manager and removed by the
+            # bench (finish_deletion): it watches until they are gone.
             self.api.delete(f"/api/v1/namespaces/{self.ns}")
+            wait_for("the namespace's pods gone", self.no_pods_left, 600)
+            self.stop.set()
         return result
+
+    def no_pods_left(self):
+        code, listed = self.api.request("GET", f"/api/v1/namespaces/{self.ns}/pods?limit=1")
+        return code == 200 and not listed.get("items")
 
     def scenario_big(self, proc, sampler, audit, result):
         self.scenario_many(proc, sampler, audit, result, jobs=1, replicas=self.args.pods)

@@ -48,6 +48,9 @@ def rows_for(r):
         out.append((f"{label}: API requests / s", fmt(per(r, phase, who, False, secs))))
         out.append((f"{label}: API latency p99 (s)", fmt(dig(r, phase, "api_latency_p99_s"), 3)))
         out.append((f"{label}: work-queue depth max", fmt(dig(r, phase, "queue_depth_max"))))
+        if dig(r, phase, "reconciles") is not None:
+            out.append((f"{label}: reconciles (their seconds)",
+                        f"{dig(r, phase, 'reconciles')} ({fmt(dig(r, phase, 'reconcile_seconds'))})"))
     out.append(("peak RSS (MiB)", fmt(r.get("peak_rss_mib"))))
     return out
 
