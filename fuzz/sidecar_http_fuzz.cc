@@ -11,7 +11,9 @@
 
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 
@@ -56,12 +58,22 @@ std::string Exchange(int port, std::string_view request) {
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
   addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  // At thousands of connections a second the loopback runs out of ports (each closed connection
-  // holds its pair of ports in TIME_WAIT for a minute): that is the fuzzer's doing, so wait for
-  // one. Any other failure, a refusal above all, means the server stopped serving.
-  for (int tries = 0; connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0; ++tries) {
-    if (errno != EADDRNOTAVAIL || tries == 3000) std::abort();
-    usleep(10000);
+  // At thousands of connections a second one source address runs out of ports (the server closes
+  // first, so each connection holds its pair of ports in TIME_WAIT for a minute): that is the
+  // fuzzer's doing, so the client takes its source address in turn from 127.0.0.1-127.0.3.254.
+  // Any failure to connect then means the server stopped serving.
+  static unsigned next_source = 0;
+  sockaddr_in source{};
+  source.sin_family = AF_INET;
+  const unsigned n = next_source++ % 1016;
+  source.sin_addr.s_addr = htonl((127u << 24) | ((n / 254) << 8) | (n % 254 + 1));
+  if (bind(fd, reinterpret_cast<sockaddr*>(&source), sizeof source) != 0) {
+    std::fprintf(stderr, "bind: %s\n", std::strerror(errno));
+    std::abort();
+  }
+  if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    std::fprintf(stderr, "connect: %s\n", std::strerror(errno));
+    std::abort();  // must keep serving
   }
   while (!request.empty()) {
     ssize_t n = send(fd, request.data(), request.size(), MSG_NOSIGNAL);
