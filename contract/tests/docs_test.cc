@@ -40,7 +40,7 @@ TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
   for (std::string_view name : {kLabelJobName, kLabelIndex, kLabelAttempt, kAnnotationUniqueId,
                                 kAnnotationUniqueIdAttempt, kAnnotationTrainerContainer, kDataAttempt, kDataUniqueId,
                                 kDataJobUid, kDataPublishedAt, kSidecarContainerName, kPathId, kPathInfo,
-                                kPathHealthz, kPathReadyz, kLabelKueueQueueName}) {
+                                kPathHealthz, kPathReadyz, kLabelKueueQueueName, kPathRootId}) {
     ExpectQuoted(doc, name);
   }
   ExpectQuoted(doc, SidecarUrl());
@@ -48,7 +48,7 @@ TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
   ExpectQuoted(doc, std::to_string(kPaddlePort));
   ExpectQuoted(doc, ConfigMapName("<job>"));
   ExpectQuoted(doc, WorkloadName("<job>"));
-  for (std::string_view field : {kFieldId, kFieldAttempt, kFieldJob, kFieldJobUid}) {
+  for (std::string_view field : {kFieldId, kFieldIds, kFieldAttempt, kFieldJob, kFieldJobUid}) {
     ExpectQuoted(doc, "\"" + std::string(field) + "\"");
   }
 }
@@ -58,7 +58,7 @@ TEST(ContractsMd, NamesEveryEnvVariable) {
   ASSERT_FALSE(doc.empty());
   for (const char* name : {env::kJobName, env::kNamespace, env::kJobUid, env::kIndex, env::kReplicas,
                            env::kGpusPerPod, env::kWorldSize, env::kAttempt, env::kSidecarUrl, env::kPodIp,
-                           env::kPodName, env::kInitTimeoutSeconds, env::kNcclSocketIfname, env::kMasterAddr,
+                           env::kPodName, env::kInitTimeoutSeconds, env::kBootstrapRoots, env::kNcclSocketIfname, env::kMasterAddr,
                            env::kMasterPort, env::kTorchWorldSize, env::kTorchRank, env::kNodeRank, env::kNnodes,
                            env::kLocalWorldSize, env::kPaddleTrainerId, env::kPaddleTrainersNum, env::kPaddleCurrentEndpoint,
                            env::kPaddleTrainerEndpoints, env::kCommMode, env::kLogLevel}) {

@@ -103,3 +103,10 @@ def test_a_real_nccl_root_id_from_the_runtime_reaches_python(sidecars, id_tool, 
     where = bootstrap_address(data)
     assert where is not None and where.port > 0
     assert f"{where.ip}:{where.port}" in done.stderr  # the runtime's "root id created ... bootstrap" line
+
+
+def test_one_id_is_refused_for_a_job_of_several_roots():
+    from nccl_k8s import InvalidArgumentError, parse_job_env, unique_id
+    env = parse_job_env(pod_env(0, 1, replicas=4, NCCLJOB_BOOTSTRAP_ROOTS="2"))
+    with pytest.raises(InvalidArgumentError, match="bootstraps from 2 roots"):
+        unique_id(lambda: bytes(128), env=env, timeout=1)

@@ -35,3 +35,13 @@ def test_cross_checks_world_size_replicas_and_index():
         parse_job_env(pod_env(0, 1, replicas=2, NCCLJOB_REPLICAS="3"))
     with pytest.raises(InvalidEnvError, match=r"NCCLJOB_INDEX=2 is not below the number of pods \(2\)"):
         parse_job_env(pod_env(2, 1, replicas=2))
+
+
+def test_bootstrap_roots_pick_the_root_pods():
+    # 4 pods, 2 roots: pods 0 and 2 make the ids, in that order.
+    slots = [parse_job_env(pod_env(i, 1, replicas=4, NCCLJOB_BOOTSTRAP_ROOTS="2")).root_slot for i in range(4)]
+    assert slots == [0, -1, 1, -1]
+    env = parse_job_env(pod_env(1, 1, replicas=4))
+    assert (env.bootstrap_roots, env.bootstrap_roots_set, env.is_root) == (1, False, False)
+    with pytest.raises(InvalidEnvError, match=r"NCCLJOB_BOOTSTRAP_ROOTS=5 is more than the number of pods \(4\)"):
+        parse_job_env(pod_env(0, 1, replicas=4, NCCLJOB_BOOTSTRAP_ROOTS="5"))

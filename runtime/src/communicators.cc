@@ -111,9 +111,17 @@ Result<std::vector<int>> ChooseDevices(const JobEnv& env, const CommOptions& opt
   return devices;
 }
 
-// One ncclCommInitRankConfig per local rank, in one group. Blocking: returns when every init is
+// What the init of this process's ranks takes besides the mode: the ids, and whether
+// ncclCommInitRankScalable takes them (several ids, or asked for) rather than ncclCommInitRankConfig.
+struct InitIds {
+  std::vector<ncclUniqueId> ids;
+  bool scalable = false;
+  const char* call() const { return scalable ? "ncclCommInitRankScalable" : "ncclCommInitRankConfig"; }
+};
+
+// One init per local rank, in one group. Blocking: returns when every init is
 // done. Non-blocking: returns once they are started (poll them). On failure nothing is left.
-Status StartInit(const ncclUniqueId& id, int world_size, const std::vector<int>& ranks,
+Status StartInit(InitIds& ids, int world_size, const std::vector<int>& ranks,
                  const std::vector<int>& devices, bool blocking, std::vector<ncclComm_t>& comms) {
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;  // NCCL's defaults, as a trainer's own init has
   config.blocking = blocking ? 1 : 0;
@@ -129,7 +137,10 @@ Status StartInit(const ncclUniqueId& id, int world_size, const std::vector<int>&
       code = Code::kCuda;
       break;
     }
-    ncclResult_t init = ncclCommInitRankConfig(&comms[g], world_size, id, ranks[g], &config);
+    ncclResult_t init =
+        ids.scalable ? ncclCommInitRankScalable(&comms[g], world_size, ranks[g], static_cast<int>(ids.ids.size()),
+                                                ids.ids.data(), &config)
+                     : ncclCommInitRankConfig(&comms[g], world_size, ids.ids.front(), ranks[g], &config);
     if (init != ncclSuccess && init != ncclInProgress) rc = init;
   }
   ncclResult_t end = ncclGroupEnd();
@@ -138,7 +149,7 @@ Status StartInit(const ncclUniqueId& id, int world_size, const std::vector<int>&
   std::erase(comms, nullptr);  // a failed init leaves no handle to poll or abort
   if (failure.empty() && rc == ncclSuccess && comms.size() == ranks.size()) return Status::Ok();
   if (failure.empty()) {
-    failure = NcclError("ncclCommInitRankConfig", rc == ncclSuccess ? ncclInternalError : rc,
+    failure = NcclError(ids.call(), rc == ncclSuccess ? ncclInternalError : rc,
                         comms.empty() ? nullptr : comms.front());
   }
   AbortAll(comms);
@@ -147,7 +158,7 @@ Status StartInit(const ncclUniqueId& id, int world_size, const std::vector<int>&
 
 // Blocking init: NCCL's own call, watched. If it is still running at the deadline the watchdog
 // ends the process with InitDeadlineMessage (ExitWatchdog says why nothing gentler is safe).
-Status InitBlocking(const ncclUniqueId& id, int world_size, const std::vector<int>& ranks,
+Status InitBlocking(InitIds& id, int world_size, const std::vector<int>& ranks,
                     const std::vector<int>& devices, Deadline deadline, std::vector<ncclComm_t>& comms) {
   // One line under the 300 bytes of its end that the operator quotes in the job's status.
   ExitWatchdog watchdog(deadline, InitDeadlineMessage(ranks, world_size) + "; ending the process", {});
@@ -158,7 +169,7 @@ Status InitBlocking(const ncclUniqueId& id, int world_size, const std::vector<in
 }
 
 // Non-blocking init: started, then polled until ready, an error, or the deadline.
-Status InitNonBlocking(const ncclUniqueId& id, int world_size, const std::vector<int>& ranks,
+Status InitNonBlocking(InitIds& id, int world_size, const std::vector<int>& ranks,
                        const std::vector<int>& devices, Deadline deadline, std::vector<ncclComm_t>& comms) {
   Status started = StartInit(id, world_size, ranks, devices, /*blocking=*/false, comms);
   if (!started.ok()) return started;
@@ -173,6 +184,8 @@ void LogReady(const Communicators& comms) {
   log::Info("communicators ready", {{"ranks", RankRange(ranks)},
                                     {"world_size", std::to_string(comms.world_size())},
                                     {"blocking", comms.blocking() ? "true" : "false"},
+                                    {"ids", std::to_string(comms.id_count())},
+                                    {"scalable", comms.scalable() ? "true" : "false"},
                                     {"init_ms", init_ms}});
 }
 
@@ -189,6 +202,8 @@ Communicators& Communicators::operator=(Communicators&& other) noexcept {
     devices_ = std::move(other.devices_);
     world_size_ = other.world_size_;
     blocking_ = other.blocking_;
+    scalable_ = other.scalable_;
+    id_count_ = other.id_count_;
     other.comms_.clear();
   }
   return *this;
@@ -216,6 +231,17 @@ Status Communicators::Destroy(milliseconds timeout) {
 
 Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& id,
                                         const CommOptions& options, Deadline deadline) {
+  return InitCommunicators(env, std::vector<ncclUniqueId>{id}, options, deadline);
+}
+
+Result<Communicators> InitCommunicators(const JobEnv& env, const std::vector<ncclUniqueId>& id_list,
+                                        const CommOptions& options, Deadline deadline) {
+  if (id_list.empty() || static_cast<int>(id_list.size()) > env.world_size) {
+    return Status(Code::kInvalidArgument, "communicator init takes 1 to world size (" +
+                                              std::to_string(env.world_size) + ") ids, got " +
+                                              std::to_string(id_list.size()));
+  }
+  InitIds ids{id_list, id_list.size() > 1 || env.bootstrap_roots_set};
   auto blocking = ResolveBlocking(options);
   if (!blocking.ok()) return blocking.status();
   auto devices = ChooseDevices(env, options);
@@ -224,6 +250,8 @@ Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& i
   Communicators out;
   out.world_size_ = env.world_size;
   out.blocking_ = *blocking;
+  out.scalable_ = ids.scalable;
+  out.id_count_ = static_cast<int>(ids.ids.size());
   out.devices_ = std::move(*devices);
   for (int g = 0; g < env.ranks_per_pod(); ++g) out.ranks_.push_back(env.first_rank() + g);
   if (Clock::now() >= deadline) {
@@ -232,8 +260,8 @@ Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& i
   }
 
   const auto start = Clock::now();
-  Status ready = *blocking ? InitBlocking(id, env.world_size, out.ranks_, out.devices_, deadline, out.comms_)
-                           : InitNonBlocking(id, env.world_size, out.ranks_, out.devices_, deadline, out.comms_);
+  Status ready = *blocking ? InitBlocking(ids, env.world_size, out.ranks_, out.devices_, deadline, out.comms_)
+                           : InitNonBlocking(ids, env.world_size, out.ranks_, out.devices_, deadline, out.comms_);
   out.timings_.init_ms = MillisSince(start);
   if (!ready.ok()) {
     out.Abort();
@@ -261,9 +289,9 @@ Result<Communicators> Init(const CommOptions& options) {
   auto timeout = options.timeout.count() > 0 ? options.timeout
                                              : std::chrono::duration_cast<milliseconds>(env->init_timeout);
   Deadline deadline = Clock::now() + timeout;
-  auto id = ObtainUniqueId(*env, deadline);
-  if (!id.ok()) return id.status();
-  return InitCommunicators(*env, *id, resolved, deadline);
+  auto ids = ObtainUniqueIds(*env, deadline);
+  if (!ids.ok()) return ids.status();
+  return InitCommunicators(*env, *ids, resolved, deadline);
 }
 
 }  // namespace nccl_k8s

@@ -63,4 +63,28 @@ std::optional<int64_t> JsonIntField(std::string_view json, std::string_view key)
   return out;
 }
 
+std::optional<std::vector<std::string>> JsonStringArrayField(std::string_view json, std::string_view key) {
+  auto value = ValueAfterKey(json, key);
+  if (!value || value->empty() || value->front() != '[') return std::nullopt;
+  std::string_view rest = value->substr(1);
+  std::vector<std::string> out;
+  SkipSpace(rest);
+  if (!rest.empty() && rest.front() == ']') return out;
+  for (;;) {
+    SkipSpace(rest);
+    if (rest.empty() || rest.front() != '"') return std::nullopt;
+    size_t end = rest.find('"', 1);
+    if (end == std::string_view::npos) return std::nullopt;
+    std::string_view text = rest.substr(1, end - 1);
+    if (text.find('\\') != std::string_view::npos) return std::nullopt;
+    out.emplace_back(text);
+    rest.remove_prefix(end + 1);
+    SkipSpace(rest);
+    if (rest.empty()) return std::nullopt;
+    if (rest.front() == ']') return out;
+    if (rest.front() != ',') return std::nullopt;
+    rest.remove_prefix(1);
+  }
+}
+
 }  // namespace nccl_k8s

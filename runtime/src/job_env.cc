@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "contract/bootstrap_roots.h"
 #include "contract/env.h"
 
 namespace nccl_k8s {
@@ -68,6 +69,7 @@ Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
   auto attempt = ReadInt(lookup, env::kAttempt, 1, kMaxCount, true, problems);
   auto replicas = ReadInt(lookup, env::kReplicas, 1, kMaxCount, false, problems);
   auto timeout = ReadInt(lookup, env::kInitTimeoutSeconds, 1, 7 * 24 * 3600, false, problems);
+  auto roots = ReadInt(lookup, env::kBootstrapRoots, 1, kMaxCount, false, problems);
 
   const char* url = lookup(env::kSidecarUrl);
   if (url == nullptr || *url == '\0') {
@@ -86,6 +88,10 @@ Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
   if (gpus) env.gpus_per_pod = *gpus;
   if (attempt) env.attempt = *attempt;
   if (timeout) env.init_timeout = std::chrono::seconds(*timeout);
+  if (roots) {
+    env.bootstrap_roots = *roots;
+    env.bootstrap_roots_set = true;
+  }
 
   if (world && gpus) {
     int per_pod = env.ranks_per_pod();
@@ -98,6 +104,11 @@ Result<JobEnv> ParseJobEnv(const EnvLookup& lookup) {
         problems.Add("NCCLJOB_REPLICAS=" + std::to_string(*replicas) +
                      " disagrees with NCCLJOB_WORLD_SIZE / max(NCCLJOB_GPUS_PER_POD, 1) = " +
                      std::to_string(env.replicas));
+      }
+      if (roots && *roots > env.replicas) {
+        problems.Add("NCCLJOB_BOOTSTRAP_ROOTS=" + std::to_string(*roots) + " is more than the number of pods (" +
+                     std::to_string(env.replicas) + ")");
+        env.bootstrap_roots = 1;
       }
       if (index && *index >= env.replicas) {
         problems.Add("NCCLJOB_INDEX=" + std::to_string(*index) + " is not below the number of pods (" +
@@ -128,6 +139,10 @@ Result<bool> ParseBlockingCommMode(const EnvLookup& lookup) {
   return Status(Code::kInvalidEnv, std::string("NCCL_K8S_COMM_MODE='") + raw +
                                        "' is neither 'blocking' (the default) nor 'nonblocking'; unset it or "
                                        "pick one (runtime/README.md explains the choice)");
+}
+
+int JobEnv::root_slot() const {
+  return contract::BootstrapRootSlot(index, bootstrap_roots, replicas, ranks_per_pod());
 }
 
 Result<JobEnv> ReadJobEnv() { return ParseJobEnv(ProcessEnv); }

@@ -62,8 +62,40 @@ Status PostId(const std::string& sidecar_url, const IdBytes& id, int attempt,
   return DeadlinePassed("could not hand the id to the sidecar at " + sidecar_url, last_error);
 }
 
+Result<std::vector<IdBytes>> ParseIdAnswer(std::string_view body, int attempt, int expected_ids) {
+  auto got_attempt = JsonIntField(body, contract::kFieldAttempt);
+  std::optional<std::vector<std::string>> texts = JsonStringArrayField(body, contract::kFieldIds);
+  if (!texts) {
+    if (auto one = JsonStringField(body, contract::kFieldId)) texts = std::vector<std::string>{*one};
+  }
+  if (!texts || !got_attempt) return Status(Code::kUnavailable, "the sidecar's answer has no id or attempt field");
+  if (*got_attempt != attempt) {
+    return Status(Code::kStaleAttempt, "the sidecar served the id of attempt " + std::to_string(*got_attempt) +
+                                           ", this pod is attempt " + std::to_string(attempt) + "; refusing to use it");
+  }
+  if (static_cast<int>(texts->size()) != expected_ids) {
+    return Status(Code::kUnavailable, "the sidecar served " + std::to_string(texts->size()) +
+                                          " id(s), this job has " + std::to_string(expected_ids) +
+                                          " bootstrap root(s) (NCCLJOB_BOOTSTRAP_ROOTS); refusing to use them");
+  }
+  std::vector<IdBytes> ids;
+  for (const std::string& text : *texts) {
+    auto id = IdFromBase64(text);
+    if (!id) return Status(Code::kUnavailable, "the sidecar's id is not 128 bytes of base64");
+    ids.push_back(*id);
+  }
+  return ids;
+}
+
 Result<IdBytes> FetchId(const std::string& sidecar_url, int attempt, Clock::time_point deadline,
                         const SidecarRetry& retry) {
+  auto ids = FetchIds(sidecar_url, attempt, 1, deadline, retry);
+  if (!ids.ok()) return ids.status();
+  return ids->front();
+}
+
+Result<std::vector<IdBytes>> FetchIds(const std::string& sidecar_url, int attempt, int expected_ids,
+                                      Clock::time_point deadline, const SidecarRetry& retry) {
   auto url = ParseHttpUrl(sidecar_url);
   if (!url.ok()) return Status(Code::kInvalidEnv, "NCCLJOB_SIDECAR_URL: " + url.status().message());
   milliseconds backoff = retry.first_backoff;
@@ -83,21 +115,8 @@ Result<IdBytes> FetchId(const std::string& sidecar_url, int attempt, Clock::time
     }
     backoff = retry.first_backoff;
     switch (response->status) {
-      case 200: {
-        auto id_text = JsonStringField(response->body, contract::kFieldId);
-        auto got_attempt = JsonIntField(response->body, contract::kFieldAttempt);
-        if (!id_text || !got_attempt) {
-          return Status(Code::kUnavailable, "the sidecar's answer has no id or attempt field");
-        }
-        if (*got_attempt != attempt) {
-          return Status(Code::kStaleAttempt, "the sidecar served the id of attempt " +
-                                                 std::to_string(*got_attempt) + ", this pod is attempt " +
-                                                 std::to_string(attempt) + "; refusing to use it");
-        }
-        auto id = IdFromBase64(*id_text);
-        if (!id) return Status(Code::kUnavailable, "the sidecar's id is not 128 bytes of base64");
-        return *id;
-      }
+      case 200:
+        return ParseIdAnswer(response->body, attempt, expected_ids);
       case 204:
         continue;  // the long-poll timed out: ask again
       case 410:

@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "http_client.h"
 #include "nccl_k8s/status.h"
@@ -21,9 +23,19 @@ struct SidecarRetry {
 Status PostId(const std::string& sidecar_url, const IdBytes& id, int attempt,
               std::chrono::steady_clock::time_point deadline, const SidecarRetry& retry = {});
 
-// Everyone else: long-poll GET /v1/id until the id of `attempt` arrives. 204 asks again; 410
-// (a later attempt exists) and an answer for another attempt are final errors.
+// Everyone else: long-poll GET /v1/id until the ids of `attempt` arrive (the answer's "ids" list,
+// or its "id" from a sidecar that predates the list). 204 asks again; 410 (a later attempt exists)
+// and an answer for another attempt are final errors; so is a list of another length than
+// `expected_ids` (the job's NCCLJOB_BOOTSTRAP_ROOTS).
+Result<std::vector<IdBytes>> FetchIds(const std::string& sidecar_url, int attempt, int expected_ids,
+                                      std::chrono::steady_clock::time_point deadline,
+                                      const SidecarRetry& retry = {});
+
+// The one id of a job with one bootstrap root (FetchIds with expected_ids = 1).
 Result<IdBytes> FetchId(const std::string& sidecar_url, int attempt,
                         std::chrono::steady_clock::time_point deadline, const SidecarRetry& retry = {});
+
+// The ids of a 200 answer of GET /v1/id for a pod of `attempt` expecting `expected_ids`.
+Result<std::vector<IdBytes>> ParseIdAnswer(std::string_view body, int attempt, int expected_ids);
 
 }  // namespace nccl_k8s

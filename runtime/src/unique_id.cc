@@ -28,10 +28,11 @@ ncclUniqueId FromBytes(const IdBytes& bytes) {
 std::string EncodeIdHex(const ncclUniqueId& id) { return IdToHex(ToBytes(id)); }
 std::string EncodeIdBase64(const ncclUniqueId& id) { return IdToBase64(ToBytes(id)); }
 
-Result<ncclUniqueId> ObtainUniqueId(const JobEnv& env, Deadline deadline) {
+Result<std::vector<ncclUniqueId>> ObtainUniqueIds(const JobEnv& env, Deadline deadline) {
   ConfigureSocketIfname(env);  // before NCCL's first call, which reads NCCL_SOCKET_IFNAME
   std::string attempt = std::to_string(env.attempt);
-  if (env.is_root()) {
+  const int slot = env.root_slot();
+  if (slot >= 0) {
     ncclUniqueId id;
     ncclResult_t rc = ncclGetUniqueId(&id);
     if (rc != ncclSuccess) {
@@ -41,19 +42,35 @@ Result<ncclUniqueId> ObtainUniqueId(const JobEnv& env, Deadline deadline) {
     }
     IdBytes bytes = ToBytes(id);
     if (auto where = DecodeBootstrapAddress(bytes)) {
-      log::Info("root id created", {{"attempt", attempt}, {"bootstrap", where->ip + ":" + std::to_string(where->port)}});
+      log::Info("root id created", {{"attempt", attempt}, {"root", std::to_string(slot)},
+                                    {"bootstrap", where->ip + ":" + std::to_string(where->port)}});
     }
     Status posted = PostId(env.sidecar_url, bytes, env.attempt, deadline);
     if (!posted.ok()) return posted;
-    log::Info("root id handed to the sidecar", {{"attempt", attempt}});
-    return id;
+    log::Info("root id handed to the sidecar", {{"attempt", attempt}, {"root", std::to_string(slot)}});
+    // With one root the list is this id; with several, the others' come through the sidecar.
+    if (env.bootstrap_roots == 1) return std::vector<ncclUniqueId>{id};
   }
   auto started = Clock::now();
-  auto bytes = FetchId(env.sidecar_url, env.attempt, deadline);
-  if (!bytes.ok()) return bytes.status();
+  auto list = FetchIds(env.sidecar_url, env.attempt, env.bootstrap_roots, deadline);
+  if (!list.ok()) return list.status();
   auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
-  log::Info("id received from the sidecar", {{"attempt", attempt}, {"waited_ms", std::to_string(waited.count())}});
-  return FromBytes(*bytes);
+  log::Info(list->size() == 1 ? "id received from the sidecar" : "ids received from the sidecar",
+            {{"attempt", attempt}, {"ids", std::to_string(list->size())}, {"waited_ms", std::to_string(waited.count())}});
+  std::vector<ncclUniqueId> ids;
+  for (const IdBytes& bytes : *list) ids.push_back(FromBytes(bytes));
+  return ids;
+}
+
+Result<ncclUniqueId> ObtainUniqueId(const JobEnv& env, Deadline deadline) {
+  if (env.bootstrap_roots != 1) {
+    return Status(Code::kInvalidArgument, "this job bootstraps from " + std::to_string(env.bootstrap_roots) +
+                                              " roots (NCCLJOB_BOOTSTRAP_ROOTS): one id is not enough; use "
+                                              "ObtainUniqueIds and ncclCommInitRankScalable (or Init)");
+  }
+  auto ids = ObtainUniqueIds(env, deadline);
+  if (!ids.ok()) return ids.status();
+  return ids->front();
 }
 
 }  // namespace nccl_k8s

@@ -75,6 +75,16 @@ TEST(FlatJson, ReadsTopLevelFields) {
 
 // Found by fuzz/runtime_http (regression input regression-status-not-three-digits): "4\xc90" was
 // read as status 4, and a Content-Length or chunk size with trailing junk as its leading digits.
+TEST(FlatJson, ReadsAnArrayOfStrings) {
+  EXPECT_EQ(JsonStringArrayField(R"({"ids":["QUJD", "REVG"],"attempt":2})", "ids"),
+            (std::vector<std::string>{"QUJD", "REVG"}));
+  EXPECT_EQ(JsonStringArrayField(R"({"ids":[]})", "ids"), std::vector<std::string>{});
+  EXPECT_FALSE(JsonStringArrayField(R"({"ids":"QUJD"})", "ids"));
+  EXPECT_FALSE(JsonStringArrayField(R"({"ids":["QUJD",3]})", "ids"));
+  EXPECT_FALSE(JsonStringArrayField(R"({"ids":["QUJD"})", "ids"));
+  EXPECT_FALSE(JsonStringArrayField(R"({"x":{"ids":["QUJD"]}})", "ids")) << "top level only";
+}
+
 TEST(Http, RefusesStatusAndSizesThatAreNotNumbers) {
   EXPECT_FALSE(ParseHttpResponse("HTTP/1.1 4x0 Gone\r\nContent-Length: 0\r\n\r\n").ok());
   EXPECT_FALSE(ParseHttpResponse("HTTP/1.1 099 Low\r\nContent-Length: 0\r\n\r\n").ok());

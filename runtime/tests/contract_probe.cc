@@ -4,14 +4,23 @@
 //   runtime-contract-probe ifname [--user V] [--pod-ip IP] [--default-route IF] [NAME=IP ...]
 //                                                     ChooseSocketIfname of these inputs
 //   runtime-contract-probe system                     ListInterfaces and DefaultRouteInterface here
+//   runtime-contract-probe roots ROOTS REPLICAS RANKS_PER_POD
+//                                                     BootstrapRootPods, and each pod's slot
+//   runtime-contract-probe id-answer ATTEMPT EXPECTED_IDS
+//                                                     ParseIdAnswer of stdin (a GET /v1/id body)
 // One "key=value" per line; an env error prints "error=<Status::ToString()>" and exits 1.
 #include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <iterator>
 #include <string>
 #include <string_view>
 
 #include "nccl_k8s/job_env.h"
 #include "nccl_k8s/runtime.h"
 #include "net_probe.h"
+#include "contract/bootstrap_roots.h"
+#include "sidecar_client.h"
 #include "socket_ifname.h"
 
 namespace {
@@ -23,10 +32,11 @@ int PrintJobEnv() {
     return 1;
   }
   std::printf("index=%d\nworld_size=%d\ngpus_per_pod=%d\nattempt=%d\nreplicas=%d\ninit_timeout=%lld\n"
-              "sidecar_url=%s\njob_name=%s\npod_ip=%s\n",
+              "sidecar_url=%s\njob_name=%s\npod_ip=%s\nbootstrap_roots=%d\nbootstrap_roots_set=%d\nroot_slot=%d\n",
               env->index, env->world_size, env->gpus_per_pod, env->attempt, env->replicas,
               static_cast<long long>(env->init_timeout.count()), env->sidecar_url.c_str(),
-              env->job_name.c_str(), env->pod_ip.c_str());
+              env->job_name.c_str(), env->pod_ip.c_str(), env->bootstrap_roots, env->bootstrap_roots_set ? 1 : 0,
+              env->root_slot());
   return 0;
 }
 
@@ -59,6 +69,29 @@ int PrintSystem() {
   return 0;
 }
 
+int PrintRoots(int argc, char** argv) {
+  if (argc != 5) return 2;
+  int roots = std::atoi(argv[2]), replicas = std::atoi(argv[3]), per_pod = std::atoi(argv[4]);
+  std::printf("pods=");
+  for (int pod : contract::BootstrapRootPods(roots, replicas, per_pod)) std::printf("%d,", pod);
+  std::printf("\nslots=");
+  for (int i = 0; i < replicas; ++i) std::printf("%d,", contract::BootstrapRootSlot(i, roots, replicas, per_pod));
+  std::printf("\n");
+  return 0;
+}
+
+int PrintIdAnswer(int argc, char** argv) {
+  if (argc != 4) return 2;
+  std::string body((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+  auto ids = nccl_k8s::ParseIdAnswer(body, std::atoi(argv[2]), std::atoi(argv[3]));
+  if (!ids.ok()) {
+    std::printf("error=%s\n", ids.status().ToString().c_str());
+    return 1;
+  }
+  for (const auto& id : *ids) std::printf("id=%s\n", nccl_k8s::IdToHex(id).c_str());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -66,7 +99,9 @@ int main(int argc, char** argv) {
   if (mode == "job-env") return PrintJobEnv();
   if (mode == "ifname") return PrintIfnameChoice(argc, argv);
   if (mode == "system") return PrintSystem();
+  if (mode == "roots") return PrintRoots(argc, argv);
+  if (mode == "id-answer") return PrintIdAnswer(argc, argv);
   std::fprintf(stderr, "usage: runtime-contract-probe job-env | ifname [--user V] [--pod-ip IP] "
-                       "[--default-route IF] [NAME=IP ...] | system\n");
+                       "[--default-route IF] [NAME=IP ...] | system | roots R N G | id-answer ATTEMPT IDS < body\n");
   return 2;
 }

@@ -136,5 +136,23 @@ TEST(JobEnv, ReadsTheTimeout) {
   EXPECT_EQ(env->init_timeout, std::chrono::seconds(42));
 }
 
+TEST(JobEnv, ReadsTheBootstrapRoots) {
+  Env e = Valid();  // 2 pods of 4 GPUs, this is pod 1
+  auto env = Parse(e);
+  ASSERT_TRUE(env.ok());
+  EXPECT_EQ(env->bootstrap_roots, 1);
+  EXPECT_FALSE(env->bootstrap_roots_set);
+  EXPECT_FALSE(env->is_root());
+  e["NCCLJOB_BOOTSTRAP_ROOTS"] = "2";
+  env = Parse(e);
+  ASSERT_TRUE(env.ok());
+  EXPECT_TRUE(env->bootstrap_roots_set);
+  EXPECT_EQ(env->root_slot(), 1);
+  EXPECT_TRUE(env->is_root());
+  e["NCCLJOB_BOOTSTRAP_ROOTS"] = "3";
+  EXPECT_NE(Parse(e).status().message().find("NCCLJOB_BOOTSTRAP_ROOTS=3 is more than the number of pods (2)"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace nccl_k8s

@@ -32,7 +32,8 @@ skipped, and exits 0. --require-gpu makes a missing or unusable GPU an error (ex
 NCCLJOB_GPUS_PER_POD > 0, so a GPU job on a node without working GPUs does not look like a success.
 
 It logs one line with its rank, attempt, the chosen NCCL_SOCKET_IFNAME and the root's bootstrap
-address (ip:port) taken from the id; never the id itself. --linger-seconds N keeps it alive N
+address (ip:port) taken from the id (each root's, with NCCLJOB_BOOTSTRAP_ROOTS: then
+ncclCommInitRankScalable builds the communicators); never the id itself. --linger-seconds N keeps it alive N
 seconds after its work (like further training steps), so a run can be observed or interrupted.
 
 --blocking / --nonblocking: which communicators to run the sweep on (default: NCCL_K8S_COMM_MODE,
@@ -132,12 +133,14 @@ int main(int argc, char** argv) {
   }
   auto started = nccl_k8s::Clock::now();
   auto deadline = started + env->init_timeout;
-  auto id = nccl_k8s::ObtainUniqueId(*env, deadline);
-  if (!id.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", id.status().ToString().c_str()); return 1; }
+  auto ids = nccl_k8s::ObtainUniqueIds(*env, deadline);
+  if (!ids.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", ids.status().ToString().c_str()); return 1; }
+  std::string roots;
+  for (const ncclUniqueId& id : *ids) roots += (roots.empty() ? "" : ",") + RootAddress(id);
   const char* ifname = std::getenv("NCCL_SOCKET_IFNAME");
-  std::printf("# nccl-allreduce: rank %d of %d pods, attempt %d, interface %s, root %s: id obtained\n", env->index,
+  std::printf("# nccl-allreduce: rank %d of %d pods, attempt %d, interface %s, root%s %s: id%s obtained\n", env->index,
               env->replicas, env->attempt, ifname != nullptr && *ifname != '\0' ? ifname : "(NCCL default)",
-              RootAddress(*id).c_str());
+              ids->size() > 1 ? "s" : "", roots.c_str(), ids->size() > 1 ? "s" : "");
   std::fflush(stdout);
 
   std::string why;
@@ -146,7 +149,7 @@ int main(int argc, char** argv) {
                 env->gpus_per_pod == 0 ? "NCCLJOB_GPUS_PER_POD=0" : why.c_str());
     return Linger(linger_seconds);
   }
-  auto comms = nccl_k8s::InitCommunicators(*env, *id, options, deadline);
+  auto comms = nccl_k8s::InitCommunicators(*env, *ids, options, deadline);
   if (!comms.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", comms.status().ToString().c_str()); return 1; }
   double init_ms = std::chrono::duration<double, std::milli>(nccl_k8s::Clock::now() - started).count();
 
@@ -157,8 +160,10 @@ int main(int argc, char** argv) {
     local.devices.push_back(comms->device(g));
     local.ranks.push_back(comms->rank(g));
   }
-  std::printf("# ranks %d..%d of %d, %s communicators, time to communicator %.1f ms\n", local.ranks.front(),
-              local.ranks.back(), local.world_size, comms->blocking() ? "blocking" : "non-blocking", init_ms);
+  std::printf("# ranks %d..%d of %d, %s communicators%s, time to communicator %.1f ms\n", local.ranks.front(),
+              local.ranks.back(), local.world_size, comms->blocking() ? "blocking" : "non-blocking",
+              comms->scalable() ? (" (ncclCommInitRankScalable, " + std::to_string(comms->id_count()) + " id(s))").c_str() : "",
+              init_ms);
   auto buffers = nccl_k8s::SweepBuffers::Allocate(local, sweep.max_bytes);
   if (!buffers.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", buffers.status().ToString().c_str()); return 1; }
   std::fputs(nccl_k8s::TableHeader().c_str(), stdout);

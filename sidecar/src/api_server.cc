@@ -7,6 +7,7 @@
 #include "contract/names.h"
 #include "contract/unique_id.h"
 #include "http_replies.h"
+#include "id_configmap.h"
 #include "id_request.h"
 #include "logging/log.h"
 
@@ -37,6 +38,11 @@ ApiServer::ApiServer(const Config& config, IdBoard& board, RootIdSink on_root_id
   server_.Handle("POST", id_path, [this](const HttpRequest& req) -> Reply { return HandlePostId(req); });
   server_.Handle("GET", id_path, [this](const HttpRequest& req) { return HandleGetId(req); });
   server_.Handle("GET", std::string(contract::kPathInfo), [this](const HttpRequest&) -> Reply { return HandleInfo(); });
+  // Standalone with several roots there is no ConfigMap: the sidecars gather the list from each
+  // root sidecar's own id (peer_poller.h).
+  if (config_.standalone && config_.bootstrap_roots > 1 && config_.root()) {
+    server_.Handle("GET", std::string(contract::kPathRootId), [this](const HttpRequest& req) { return HandleGetRootId(req); });
+  }
   board_.SetOnChange([this] { server_.Wake(); });
 }
 
@@ -53,8 +59,9 @@ void ApiServer::Stop() { server_.Stop(); }
 
 HttpResponse ApiServer::HandlePostId(const HttpRequest& req) {
   if (!config_.root()) {
-    return ErrorReply(403, "only the root pod (index 0) publishes the id; this is index " +
-                               std::to_string(config_.index) + ": GET /v1/id instead");
+    return ErrorReply(403, std::string(config_.bootstrap_roots == 1 ? "only the root pod (index 0) publishes the id"
+                                                                     : "only the job's bootstrap root pods publish ids") +
+                               "; this is index " + std::to_string(config_.index) + ": GET /v1/id instead");
   }
   auto parsed = ParsePostBody(req.head.Header("Content-Type"), req.body, config_.attempt);
   if (auto* error = std::get_if<HttpError>(&parsed)) {
@@ -69,6 +76,7 @@ HttpResponse ApiServer::HandlePostId(const HttpRequest& req) {
     case AcceptOutcome::kAccepted:
       logging::Info(kComponent, "accepted the root id", {{"attempt", attempt}, {"bytes", std::to_string(id.size())}});
       on_root_id_(config_.attempt, id);
+      server_.Wake();  // a GET /v1/root-id may wait for it
       break;
     case AcceptOutcome::kAlreadyAccepted:
       logging::Debug(kComponent, "the same root id again", {{"attempt", attempt}});
@@ -98,17 +106,44 @@ Reply ApiServer::HandleGetId(const HttpRequest& req) {
                      }};
 }
 
+Reply ApiServer::HandleGetRootId(const HttpRequest& req) {
+  std::optional<std::string> timeout_param = req.head.Param("timeout");
+  auto timeout = ParsePollTimeout(timeout_param ? std::optional<std::string_view>(*timeout_param) : std::nullopt);
+  if (auto* error = std::get_if<HttpError>(&timeout)) return ErrorReply(error->status, error->message);
+  auto answer = [this]() -> std::optional<HttpResponse> {
+    std::optional<std::string> id = slot_.Get();
+    if (!id) return std::nullopt;
+    return JsonReply(200, {{contract::kFieldId, contract::Base64Encode(*id)}, {contract::kFieldAttempt, config_.attempt}});
+  };
+  if (auto now = answer()) return *now;
+  return ParkedReply{std::chrono::steady_clock::now() + std::get<std::chrono::seconds>(timeout),
+                     [answer](bool expired) -> std::optional<HttpResponse> {
+                       if (auto ready = answer()) return ready;
+                       if (expired) return HttpResponse{204, "", "", {}};
+                       return std::nullopt;
+                     }};
+}
+
 HttpResponse ApiServer::AnswerPoll(const WaitResult& result, std::chrono::steady_clock::time_point started) const {
   auto waited_ms = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
   std::string attempt = std::to_string(config_.attempt);
   switch (result.outcome) {
     case WaitOutcome::kReady: {
       const PublishedId& published = result.published;
-      logging::Info(kComponent, "served the id", {{"attempt", attempt}, {"waited_ms", std::to_string(waited_ms.count())}});
-      return JsonReply(200, {{contract::kFieldId, contract::Base64Encode(published.id)},
+      std::vector<std::string> ids = SplitIds(published.id);
+      logging::Info(kComponent, ids.size() == 1 ? "served the id" : "served the ids",
+                    {{"attempt", attempt}, {"ids", std::to_string(ids.size())},
+                     {"waited_ms", std::to_string(waited_ms.count())}});
+      nlohmann::json encoded = nlohmann::json::array();
+      for (const std::string& id : ids) encoded.push_back(contract::Base64Encode(id));
+      nlohmann::json body = {{contract::kFieldIds, encoded},
                              {contract::kFieldAttempt, published.attempt},
                              {contract::kFieldJob, config_.job},
-                             {contract::kFieldJobUid, published.job_uid.empty() ? config_.job_uid : published.job_uid}});
+                             {contract::kFieldJobUid, published.job_uid.empty() ? config_.job_uid : published.job_uid}};
+      // "id" only where it is the whole answer: a client that knows one id fails on a list
+      // instead of joining with the first root's id alone.
+      if (ids.size() == 1) body[contract::kFieldId] = encoded[0];
+      return JsonReply(200, body);
     }
     case WaitOutcome::kTimeout:
       return HttpResponse{204, "", "", {}};
@@ -127,7 +162,7 @@ HttpResponse ApiServer::HandleInfo() const {
   return JsonReply(200, {{"job", config_.job}, {"namespace", config_.name_space}, {"index", config_.index},
                        {"replicas", config_.replicas}, {"worldSize", config_.world_size},
                        {"gpusPerPod", config_.gpus_per_pod}, {"attempt", config_.attempt},
-                         {"root", config_.root()}});
+                         {"root", config_.root()}, {"bootstrapRoots", config_.bootstrap_roots}});
 }
 
 }  // namespace sidecar

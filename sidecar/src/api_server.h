@@ -35,6 +35,7 @@ class ApiServer {
  private:
   HttpResponse HandlePostId(const HttpRequest& req);
   Reply HandleGetId(const HttpRequest& req);
+  Reply HandleGetRootId(const HttpRequest& req);
   HttpResponse AnswerPoll(const WaitResult& result, std::chrono::steady_clock::time_point started) const;
   HttpResponse HandleInfo() const;
 

@@ -61,12 +61,31 @@ std::optional<ConfigError> ReadEnv(const EnvLookup& env, Config* config) {
                        " disagrees with NCCLJOB_REPLICAS * max(NCCLJOB_GPUS_PER_POD, 1) = " +
                        std::to_string(expected_world)};
   }
+  if (auto e = ReadInt<int>(env, env::kBootstrapRoots, 1, false, &config->bootstrap_roots)) return e;
+  if (config->bootstrap_roots > config->replicas) {
+    return ConfigError{"NCCLJOB_BOOTSTRAP_ROOTS=" + std::to_string(config->bootstrap_roots) +
+                       " is more than NCCLJOB_REPLICAS=" + std::to_string(config->replicas) +
+                       " (each root is a pod)"};
+  }
   config->pod_name = env(env::kPodName).value_or("");
   if (config->pod_name.empty()) config->pod_name = contract::PodName(config->job, config->index);
   return std::nullopt;
 }
 
 std::optional<ConfigError> CheckMode(const Config& config) {
+  if (!config.root_urls.empty() && !config.standalone) return ConfigError{"--root-urls only applies with --standalone"};
+  if (config.standalone && config.bootstrap_roots > 1) {
+    if (static_cast<int>(config.root_urls.size()) != config.bootstrap_roots || !config.peer_url.empty()) {
+      return ConfigError{"--standalone with NCCLJOB_BOOTSTRAP_ROOTS=" + std::to_string(config.bootstrap_roots) +
+                         " needs --root-urls with every root sidecar's http://HOST:PORT in root order (" +
+                         std::to_string(config.bootstrap_roots) + " of them, this one's too), not --peer-url"};
+    }
+    for (const std::string& url : config.root_urls) {
+      if (!url.starts_with("http://")) return ConfigError{"--root-urls: '" + url + "' does not start with http://"};
+    }
+    return std::nullopt;
+  }
+  if (!config.root_urls.empty()) return ConfigError{"--root-urls is for NCCLJOB_BOOTSTRAP_ROOTS > 1; one root: --peer-url"};
   if (!config.peer_url.empty() && !config.standalone) {
     return ConfigError{"--peer-url only applies with --standalone"};
   }
@@ -126,6 +145,14 @@ std::variant<Config, ShowHelp, ConfigError> ParseConfig(const std::vector<std::s
       config.kubeconfig = value;
     } else if (flag == "--peer-url") {
       config.peer_url = value;
+    } else if (flag == "--root-urls") {
+      config.root_urls.clear();
+      for (size_t start = 0;;) {
+        size_t comma = value.find(',', start);
+        config.root_urls.push_back(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+        if (comma == std::string::npos) break;
+        start = comma + 1;
+      }
     } else if (flag == "--log-format") {
       if (!logging::ParseFormat(value, &config.log_format)) return ConfigError{"--log-format must be text or json"};
     } else if (flag == "--log-level") {
@@ -156,6 +183,9 @@ Flags:
                             a non-root sidecar long-polls the root sidecar given by --peer-url
   --peer-url URL            standalone non-root only: the root sidecar's id API,
                             e.g. http://127.0.0.1:8471
+  --root-urls URL,URL,...   standalone with NCCLJOB_BOOTSTRAP_ROOTS > 1 (every pod): each root
+                            sidecar's id API in root order, this one's included; each is asked
+                            for its own trainer's id (GET /v1/root-id) until the list is whole
   --log-format text|json    (default text)
   --log-level LEVEL         debug, info, warn or error (default info)
   --help                    this text
@@ -170,17 +200,23 @@ Environment (injected by the operator; see docs/contracts.md):
   NCCLJOB_WORLD_SIZE        ranks in all; checked against REPLICAS * max(GPUS_PER_POD, 1)
   NCCLJOB_UID               NcclJob UID; a ConfigMap of another UID is ignored (optional)
   NCCLJOB_POD_NAME          this pod's name, the root patches it (default <name>-<index>)
+  NCCLJOB_BOOTSTRAP_ROOTS   pods that each make an id (default 1, at most NCCLJOB_REPLICAS; the
+                            roots are the pods of NCCL's first rank of each id's block); every
+                            root accepts its trainer's POST, the list is served once published
 
 HTTP API (on --listen):
-  POST /v1/id               root only: the 128 raw bytes, or JSON {"id":"<base64>","attempt":N}
+  POST /v1/id               root pods only: the 128 raw bytes, or JSON {"id":"<base64>","attempt":N}
                             with Content-Type: application/json. 200 {"attempt":N}; 400 wrong
-                            size/bad JSON; 403 not the root; 409 another id for this attempt or
+                            size/bad JSON; 403 not a root; 409 another id for this attempt or
                             another attempt; 413 body over 4 KiB
-  GET  /v1/id?timeout=S     long-poll (default 30 s, at most 300): 200 {"id","attempt","job",
-                            "jobUID"} once this attempt's id is published; 204 timeout, ask again;
+  GET  /v1/id?timeout=S     long-poll (default 30 s, at most 300): 200 {"ids":[...],"id",
+                            "attempt","job","jobUID"} once this attempt's ids are published
+                            ("id" only with one root); 204 timeout, ask again;
                             410 a later attempt exists, this pod is stale; 503 shutting down
   GET  /v1/info             {"job","namespace","index","replicas","worldSize","gpusPerPod",
-                            "attempt","root"}
+                            "attempt","root","bootstrapRoots"}
+  GET  /v1/root-id?timeout=S  standalone root pod of a job of several roots only: its own
+                            trainer's id, {"id","attempt"} (long-poll; 204 not yet)
 Probes (on --probe-listen): GET /healthz (alive), GET /readyz (the id source is reachable: the
 ConfigMap was listed, or standalone: the root is up / the peer answered).
 Both ports: an idle connection is closed after 5 s; a request must arrive within 5 s of its

@@ -3,6 +3,7 @@
 // into exit status 2 with the message.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -11,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "contract/bootstrap_roots.h"
 #include "contract/names.h"
 #include "logging/log.h"
 
@@ -32,6 +34,7 @@ struct Config {
   int gpus_per_pod = 1;
   int world_size = 0;
   int64_t attempt = 0;
+  int bootstrap_roots = 1;  // NCCLJOB_BOOTSTRAP_ROOTS (absent: 1): pods that each make an id
 
   // From flags.
   HostPort listen{"127.0.0.1", contract::kSidecarApiPort};
@@ -39,10 +42,16 @@ struct Config {
   std::string kubeconfig;  // empty: in-cluster
   bool standalone = false;
   std::string peer_url;    // standalone, non-root: the root sidecar to ask
+  // Standalone with several bootstrap roots: every root sidecar's id API, in root order.
+  std::vector<std::string> root_urls;
   logging::Format log_format = logging::Format::kText;
   logging::Level log_level = logging::Level::kInfo;
 
-  bool root() const { return index == 0; }
+  // Which id of the job's list this pod's trainer makes (contract/bootstrap_roots.h), or -1.
+  int root_slot() const {
+    return contract::BootstrapRootSlot(index, bootstrap_roots, replicas, std::max(gpus_per_pod, 1));
+  }
+  bool root() const { return root_slot() >= 0; }
   std::string ConfigMapName() const { return contract::ConfigMapName(job); }
 };
 

@@ -16,7 +16,7 @@ namespace sidecar {
 
 struct PublishedId {
   int64_t attempt = 0;
-  std::string id;       // the raw 128 bytes
+  std::string id;       // the raw ids back to back, 128 bytes each, in root order (one with one root)
   std::string job_uid;  // empty when the publisher did not say
 };
 

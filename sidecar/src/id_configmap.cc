@@ -17,6 +17,37 @@ std::optional<std::string> StringField(const nlohmann::json& data, std::string_v
 
 }  // namespace
 
+std::optional<std::string> DecodeIdList(std::string_view text, std::string* problem) {
+  std::string ids;
+  size_t position = 0;
+  for (size_t start = 0;; ++position) {
+    size_t comma = text.find(',', start);
+    std::string_view part = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
+    std::string where = position == 0 && comma == std::string_view::npos ? "data.uniqueId"
+                                                                          : "id " + std::to_string(position) + " of data.uniqueId";
+    std::optional<std::string> raw = contract::Base64Decode(part);
+    if (!raw) {
+      if (problem) *problem = where + " is not valid base64";
+      return std::nullopt;
+    }
+    if (raw->size() != kUniqueIdBytes) {
+      if (problem) {
+        *problem = where + " decodes to " + std::to_string(raw->size()) + " bytes, not " + std::to_string(kUniqueIdBytes);
+      }
+      return std::nullopt;
+    }
+    ids += *raw;
+    if (comma == std::string_view::npos) return ids;
+    start = comma + 1;
+  }
+}
+
+std::vector<std::string> SplitIds(const std::string& ids) {
+  std::vector<std::string> out;
+  for (size_t at = 0; at + kUniqueIdBytes <= ids.size(); at += kUniqueIdBytes) out.push_back(ids.substr(at, kUniqueIdBytes));
+  return out;
+}
+
 std::optional<IdConfigMapView> ReadIdConfigMap(const nlohmann::json& config_map,
                                                const std::string& expected_job_uid,
                                                std::string* ignored_because) {
@@ -43,15 +74,8 @@ std::optional<IdConfigMapView> ReadIdConfigMap(const nlohmann::json& config_map,
 
   std::optional<std::string> encoded = StringField(*data, contract::kDataUniqueId);
   if (encoded && !encoded->empty()) {
-    std::optional<std::string> raw = contract::Base64Decode(*encoded);
-    if (!raw) {
-      view.problem = "data.uniqueId is not valid base64";
-    } else if (raw->size() != kUniqueIdBytes) {
-      view.problem = "data.uniqueId decodes to " + std::to_string(raw->size()) + " bytes, not " +
-                     std::to_string(kUniqueIdBytes);
-    } else {
-      view.id = std::move(*raw);
-    }
+    std::optional<std::string> ids = DecodeIdList(*encoded, &view.problem);
+    if (ids) view.id = std::move(*ids);
   }
   return view;
 }

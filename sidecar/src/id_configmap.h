@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -13,10 +15,19 @@ namespace sidecar {
 
 struct IdConfigMapView {
   int64_t attempt = 0;
-  std::optional<std::string> id;  // the raw 128 bytes, when published and well-formed
+  // The raw ids back to back (128 bytes each, in root order), when published and well-formed.
+  // data.uniqueId holds one base64 id per bootstrap root, comma-separated.
+  std::optional<std::string> id;
   std::string job_uid;
   std::string problem;  // why a present uniqueId was not taken (for a warning); never the id
 };
+
+// The list form of ids ("<base64>,<base64>,..."; one id has no comma) as the raw ids back to back;
+// nullopt, and *problem says which id, when any is not base64 of 128 bytes.
+std::optional<std::string> DecodeIdList(std::string_view text, std::string* problem);
+
+// The raw ids back to back, one string each.
+std::vector<std::string> SplitIds(const std::string& ids);
 
 // nullopt when the ConfigMap says nothing usable: no or malformed data.attempt, or a jobUID
 // other than `expected_job_uid` (a ConfigMap left by an earlier job of the same name).

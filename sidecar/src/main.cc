@@ -55,7 +55,13 @@ struct IdSource {
 // Empty string on success, else why the API server cannot be reached.
 std::string MakeIdSource(const sidecar::Config& config, sidecar::IdBoard& board, IdSource* source) {
   if (config.standalone) {
-    if (config.root()) {
+    if (config.bootstrap_roots > 1) {
+      // Every sidecar, roots too, gathers the list from the root sidecars (--root-urls); a root's
+      // own id waits in its API server for the others to ask.
+      source->peer = std::make_unique<sidecar::PeerPoller>(config, board);
+      source->ready = [peer = source->peer.get()] { return peer->ready(); };
+      source->on_root_id = [](int64_t, const std::string&) {};
+    } else if (config.root()) {
       source->on_root_id = [&board, &config](int64_t attempt, const std::string& id) {
         board.Observe(attempt, id, config.job_uid);
       };

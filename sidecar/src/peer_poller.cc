@@ -4,6 +4,7 @@
 
 #include "contract/names.h"
 #include "contract/unique_id.h"
+#include "id_configmap.h"
 #include "id_request.h"
 #include "kube/backoff.h"
 #include "logging/log.h"
@@ -21,8 +22,13 @@ PeerPoller::PeerPoller(const Config& config, IdBoard& board) : config_(config), 
 PeerPoller::~PeerPoller() { Stop(); }
 
 void PeerPoller::Start() {
-  logging::Info(kComponent, "asking the root sidecar for the id",
-                {{"peer", config_.peer_url}, {"attempt", std::to_string(config_.attempt)}});
+  if (config_.root_urls.empty()) {
+    logging::Info(kComponent, "asking the root sidecar for the id",
+                  {{"peer", config_.peer_url}, {"attempt", std::to_string(config_.attempt)}});
+  } else {
+    logging::Info(kComponent, "asking every root sidecar for its id",
+                  {{"roots", std::to_string(config_.root_urls.size())}, {"attempt", std::to_string(config_.attempt)}});
+  }
   thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
 }
 
@@ -37,8 +43,9 @@ void PeerPoller::Stop() {
   thread_.join();
 }
 
-PeerPoller::Poll PeerPoller::PollOnce(const std::stop_token& stop) {
-  httplib::Client client(config_.peer_url);
+PeerPoller::Poll PeerPoller::PollOnce(const std::stop_token& stop, const std::string& url, const std::string& path,
+                                      Answer* answer) {
+  httplib::Client client(url);
   client.set_connection_timeout(std::chrono::seconds(5));
   client.set_read_timeout(std::chrono::seconds(kPollSeconds + 10));
   {
@@ -47,7 +54,7 @@ PeerPoller::Poll PeerPoller::PollOnce(const std::stop_token& stop) {
     if (stop.stop_requested()) return Poll::kDone;
     client_ = &client;
   }
-  httplib::Result result = client.Get(std::string(contract::kPathId) + "?timeout=" + std::to_string(kPollSeconds));
+  httplib::Result result = client.Get(path + "?timeout=" + std::to_string(kPollSeconds));
   {
     std::lock_guard<std::mutex> lock(client_mu_);
     client_ = nullptr;
@@ -63,37 +70,67 @@ PeerPoller::Poll PeerPoller::PollOnce(const std::stop_token& stop) {
     return Poll::kFailed;
   }
   nlohmann::json body = nlohmann::json::parse(result->body, nullptr, false);
-  if (body.is_discarded() || !body.contains(contract::kFieldId) || !body[contract::kFieldId].is_string() ||
-      !body.contains(contract::kFieldAttempt) || !body[contract::kFieldAttempt].is_number_integer()) {
-    logging::Warn(kComponent, "root sidecar's answer is not {\"id\",\"attempt\"}", {{"bytes", std::to_string(result->body.size())}});
+  if (body.is_discarded() || !body.is_object() || !body.contains(contract::kFieldAttempt) ||
+      !body[contract::kFieldAttempt].is_number_integer()) {
+    logging::Warn(kComponent, "root sidecar's answer is not {\"ids\",\"attempt\"}", {{"bytes", std::to_string(result->body.size())}});
     return Poll::kFailed;
   }
-  std::optional<std::string> raw = contract::Base64Decode(body[contract::kFieldId].get<std::string>());
-  if (!raw || raw->size() != kUniqueIdBytes) {
-    logging::Warn(kComponent, "root sidecar's id is not 128 bytes of base64");
+  std::string list;  // the list form of ids, as the ConfigMap holds it
+  if (auto ids = body.find(contract::kFieldIds); ids != body.end() && ids->is_array()) {
+    for (const auto& id : *ids) list += (list.empty() ? "" : ",") + (id.is_string() ? id.get<std::string>() : "");
+  } else if (auto id = body.find(contract::kFieldId); id != body.end() && id->is_string()) {
+    list = id->get<std::string>();
+  }
+  std::string problem;
+  std::optional<std::string> raw = DecodeIdList(list, &problem);
+  if (!raw) {
+    logging::Warn(kComponent, "root sidecar's ids are not 128 bytes of base64 each", {{"problem", problem}});
     return Poll::kFailed;
   }
-  int64_t attempt = body[contract::kFieldAttempt].get<int64_t>();
-  std::string job_uid = body.value(contract::kFieldJobUid, "");
-  board_.Observe(attempt, std::move(raw), std::move(job_uid));
-  logging::Info(kComponent, "got an id from the root sidecar",
-                {{"root_attempt", std::to_string(attempt)}, {"pod_attempt", std::to_string(config_.attempt)}});
+  answer->attempt = body[contract::kFieldAttempt].get<int64_t>();
+  answer->ids = std::move(*raw);
+  answer->job_uid = body.value(contract::kFieldJobUid, "");
+  logging::Info(kComponent, "got an answer from a root sidecar",
+                {{"peer", url}, {"root_attempt", std::to_string(answer->attempt)},
+                 {"pod_attempt", std::to_string(config_.attempt)}});
   // An older attempt's id means the root has not restarted yet: keep asking.
-  return attempt >= config_.attempt ? Poll::kDone : Poll::kFailed;
+  return answer->attempt >= config_.attempt ? Poll::kDone : Poll::kFailed;
 }
 
-void PeerPoller::Run(std::stop_token stop) {
+bool PeerPoller::PollUntilAnswered(const std::stop_token& stop, const std::string& url, const std::string& path,
+                                   Answer* answer) {
   kube::Backoff backoff(kube::BackoffPolicy{std::chrono::milliseconds(100), std::chrono::milliseconds(5000), 2.0, 0.5});
   while (!stop.stop_requested()) {
-    Poll poll = PollOnce(stop);
-    if (poll == Poll::kDone) return;
+    Poll poll = PollOnce(stop, url, path, answer);
+    if (poll == Poll::kDone) return !stop.stop_requested();
     if (poll == Poll::kAskAgain) {
       backoff.Reset();
       continue;
     }
     // Waits a little so a missing or broken peer is not hammered.
-    if (!kube::SleepFor(backoff.Next(), stop)) return;
+    if (!kube::SleepFor(backoff.Next(), stop)) return false;
   }
+  return false;
+}
+
+void PeerPoller::Run(std::stop_token stop) {
+  Answer answer;
+  if (config_.root_urls.empty()) {
+    if (PollUntilAnswered(stop, config_.peer_url, std::string(contract::kPathId), &answer)) {
+      board_.Observe(answer.attempt, std::move(answer.ids), std::move(answer.job_uid));
+    }
+    return;
+  }
+  std::string list;
+  for (const std::string& url : config_.root_urls) {
+    if (!PollUntilAnswered(stop, url, std::string(contract::kPathRootId), &answer)) return;
+    if (answer.attempt > config_.attempt || answer.ids.size() != kUniqueIdBytes) {
+      board_.Observe(answer.attempt, std::nullopt);  // a later attempt: this pod is stale
+      return;
+    }
+    list += answer.ids;
+  }
+  board_.Observe(config_.attempt, std::move(list), config_.job_uid);
 }
 
 }  // namespace sidecar

@@ -92,7 +92,7 @@ TEST(ApiServer, InfoDescribesThePod) {
   ASSERT_EQ(res->status, 200);
   json info = json::parse(res->body);
   EXPECT_EQ(info, (json{{"job", "demo"}, {"namespace", "team"}, {"index", 1}, {"replicas", 2}, {"worldSize", 4},
-                        {"gpusPerPod", 2}, {"attempt", 3}, {"root", false}}));
+                        {"gpusPerPod", 2}, {"attempt", 3}, {"root", false}, {"bootstrapRoots", 1}}));
 }
 
 TEST(ApiServer, RootAcceptsRawIdOnceAndRepeatsAreHarmless) {
@@ -178,8 +178,41 @@ TEST(ApiServer, GetServesThePublishedIdOfThisAttempt) {
   ASSERT_TRUE(res);
   ASSERT_EQ(res->status, 200);
   json body = json::parse(res->body);
-  EXPECT_EQ(body, (json{{"id", contract::Base64Encode(MakeId('z'))}, {"attempt", 2}, {"job", "demo"},
-                        {"jobUID", "uid-from-configmap"}}));
+  EXPECT_EQ(body, (json{{"id", contract::Base64Encode(MakeId('z'))}, {"ids", {contract::Base64Encode(MakeId('z'))}}, {"attempt", 2},
+                        {"job", "demo"}, {"jobUID", "uid-from-configmap"}}));
+}
+
+TEST(ApiServer, GetServesTheListOfSeveralRootsWithoutASingleId) {
+  Config config = PodConfig(1, 2);
+  config.bootstrap_roots = 2;
+  RunningApi api(config);
+  api.board().Observe(2, MakeId('a') + MakeId('b'), "u");
+  auto res = api.client().Get("/v1/id?timeout=5");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  json body = json::parse(res->body);
+  EXPECT_EQ(body["ids"], (json{contract::Base64Encode(MakeId('a')), contract::Base64Encode(MakeId('b'))}));
+  // No "id": a client that reads one id must fail, not join with the first root's alone.
+  EXPECT_FALSE(body.contains("id"));
+}
+
+TEST(ApiServer, EveryRootPodAcceptsItsTrainersIdAndOthersRefuse) {
+  // 4 pods, 2 roots: pods 0 and 2 make an id.
+  for (int index = 0; index < 4; ++index) {
+    Config config = PodConfig(index, 1);
+    config.replicas = 4;
+    config.gpus_per_pod = 1;
+    config.world_size = 4;
+    config.bootstrap_roots = 2;
+    RunningApi api(config);
+    auto res = api.client().Post("/v1/id", MakeId('r'), "application/octet-stream");
+    ASSERT_TRUE(res);
+    EXPECT_EQ(res->status, index % 2 == 0 ? 200 : 403) << "pod " << index;
+    if (res->status == 403) {
+      EXPECT_NE(res->body.find("bootstrap root pods"), std::string::npos) << res->body;
+    }
+    EXPECT_EQ(api.sunk().size(), index % 2 == 0 ? 1u : 0u);
+  }
 }
 
 TEST(ApiServer, GetLongPollsUntilTheIdArrives) {

@@ -106,6 +106,35 @@ TEST(ParseConfig, CpuOnlyPodsCountOneRankEach) {
   EXPECT_TRUE(std::holds_alternative<Config>(Parse({}, env)));
 }
 
+TEST(ParseConfig, BootstrapRootsPickTheRootPods) {
+  Env env = PodEnv();
+  env["NCCLJOB_REPLICAS"] = "4";
+  env["NCCLJOB_WORLD_SIZE"] = "32";
+  auto r = Parse({}, env);
+  ASSERT_TRUE(std::holds_alternative<Config>(r)) << ErrorOf(r);
+  EXPECT_EQ(std::get<Config>(r).bootstrap_roots, 1);
+  EXPECT_FALSE(std::get<Config>(r).root());
+  env["NCCLJOB_BOOTSTRAP_ROOTS"] = "4";
+  r = Parse({}, env);
+  ASSERT_TRUE(std::holds_alternative<Config>(r)) << ErrorOf(r);
+  EXPECT_EQ(std::get<Config>(r).root_slot(), 1);  // pods 0,1,2,3 are roots 0..3
+  env["NCCLJOB_BOOTSTRAP_ROOTS"] = "2";
+  EXPECT_FALSE(std::get<Config>(Parse({}, env)).root());  // pods 0 and 2
+  env["NCCLJOB_BOOTSTRAP_ROOTS"] = "5";
+  EXPECT_NE(ErrorOf(Parse({}, env)).find("more than NCCLJOB_REPLICAS=4"), std::string::npos);
+  env["NCCLJOB_BOOTSTRAP_ROOTS"] = "0";
+  EXPECT_NE(ErrorOf(Parse({}, env)).find("NCCLJOB_BOOTSTRAP_ROOTS"), std::string::npos);
+  env["NCCLJOB_BOOTSTRAP_ROOTS"] = "2";
+  EXPECT_NE(ErrorOf(Parse({"--standalone", "--peer-url", "http://127.0.0.1:1"}, env)).find("needs --root-urls"),
+            std::string::npos);
+  auto standalone = Parse({"--standalone", "--root-urls", "http://127.0.0.1:1,http://127.0.0.1:2"}, env);
+  ASSERT_TRUE(std::holds_alternative<Config>(standalone)) << ErrorOf(standalone);
+  EXPECT_EQ(std::get<Config>(standalone).root_urls, (std::vector<std::string>{"http://127.0.0.1:1", "http://127.0.0.1:2"}));
+  EXPECT_NE(ErrorOf(Parse({"--standalone", "--root-urls", "http://127.0.0.1:1"}, env)).find("2 of them"), std::string::npos);
+  EXPECT_NE(ErrorOf(Parse({"--root-urls", "http://127.0.0.1:1,http://127.0.0.1:2"}, env)).find("only applies with --standalone"),
+            std::string::npos);
+}
+
 TEST(ParseConfig, StandaloneRules) {
   Env worker = PodEnv();
   worker.erase("NCCLJOB_NAMESPACE");

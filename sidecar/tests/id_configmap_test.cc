@@ -24,6 +24,26 @@ TEST(ReadIdConfigMap, ReadsAttemptIdAndUid) {
   EXPECT_TRUE(view->problem.empty());
 }
 
+TEST(ReadIdConfigMap, ReadsTheListFormOfSeveralRootsInOrder) {
+  const std::string a(128, 'a'), b(128, 'b'), c(128, 'c');
+  auto view = ReadIdConfigMap(
+      ConfigMap({{"attempt", "3"}, {"uniqueId", contract::Base64Encode(a) + "," + contract::Base64Encode(b) + "," + contract::Base64Encode(c)}}), "");
+  ASSERT_TRUE(view);
+  ASSERT_TRUE(view->id);
+  EXPECT_EQ(SplitIds(*view->id), (std::vector<std::string>{a, b, c}));
+}
+
+TEST(ReadIdConfigMap, ABadIdInTheListIsNamedAndNoneIsTaken) {
+  const std::string a(128, 'a');
+  for (const std::string& list : {contract::Base64Encode(a) + "," + contract::Base64Encode("short"), contract::Base64Encode(a) + ",", "," + contract::Base64Encode(a),
+                                  contract::Base64Encode(a) + ",,"  + contract::Base64Encode(a)}) {
+    auto view = ReadIdConfigMap(ConfigMap({{"attempt", "3"}, {"uniqueId", list}}), "");
+    ASSERT_TRUE(view);
+    EXPECT_FALSE(view->id) << list;
+    EXPECT_NE(view->problem.find("of data.uniqueId"), std::string::npos) << view->problem;
+  }
+}
+
 TEST(ReadIdConfigMap, AttemptBeforeTheIdIsPublished) {
   auto view = ReadIdConfigMap(ConfigMap({{"attempt", "1"}, {"jobUID", "u"}}), "");
   ASSERT_TRUE(view);

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <memory>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -106,6 +107,74 @@ TEST(PeerPoller, StopsPromptlyWhileALongPollIsInFlight) {
   auto started = std::chrono::steady_clock::now();
   poller.Stop();
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(5));
+}
+
+// Standalone with two bootstrap roots: pods 0 and 1 of 2 are both roots; each root sidecar
+// serves its own trainer's id on GET /v1/root-id and every sidecar gathers the list.
+class StandaloneTwoRoots {
+ public:
+  StandaloneTwoRoots() {
+    for (int i = 0; i < 2; ++i) {
+      configs_[i] = PodConfig(i, 1);
+      configs_[i].bootstrap_roots = 2;
+      servers_[i] = std::make_unique<ApiServer>(configs_[i], boards_[i], [](int64_t, const std::string&) {});
+      ports_[i] = servers_[i]->Bind(configs_[i].listen);
+      servers_[i]->Start();
+    }
+  }
+  ~StandaloneTwoRoots() {
+    for (int i = 0; i < 2; ++i) {
+      boards_[i].Close();
+      servers_[i]->Stop();
+    }
+  }
+  std::vector<std::string> urls() const {
+    return {"http://127.0.0.1:" + std::to_string(ports_[0]), "http://127.0.0.1:" + std::to_string(ports_[1])};
+  }
+  void PostId(int root, const std::string& id) {
+    httplib::Client client("127.0.0.1", ports_[root]);
+    auto res = client.Post("/v1/id", id, "application/octet-stream");
+    ASSERT_TRUE(res);
+    ASSERT_EQ(res->status, 200);
+  }
+
+ private:
+  Config configs_[2];
+  IdBoard boards_[2];
+  std::unique_ptr<ApiServer> servers_[2];
+  int ports_[2] = {-1, -1};
+};
+
+TEST(PeerPoller, GathersEveryRootsIdInRootOrder) {
+  StandaloneTwoRoots roots;
+  Config pod = PodConfig(1, 1);
+  pod.bootstrap_roots = 2;
+  pod.root_urls = roots.urls();
+  IdBoard board;
+  PeerPoller poller(pod, board);
+  poller.Start();
+  const std::string a(128, 'a'), b(128, 'b');
+  roots.PostId(1, b);  // root 1 first: the list still comes in root order
+  EXPECT_EQ(AwaitAnswer(board, 1, std::chrono::milliseconds(300)).outcome, WaitOutcome::kTimeout) << "one of two";
+  roots.PostId(0, a);
+  WaitResult r = AwaitAnswer(board, 1, std::chrono::seconds(20));
+  ASSERT_EQ(r.outcome, WaitOutcome::kReady);
+  EXPECT_EQ(r.published.id, a + b);
+  poller.Stop();
+}
+
+TEST(PeerPoller, RootIdIsOnlyServedByAStandaloneRootOfSeveral) {
+  Config one_root = PodConfig(0, 1);
+  IdBoard board;
+  ApiServer server(one_root, board, [](int64_t, const std::string&) {});
+  int port = server.Bind(one_root.listen);
+  server.Start();
+  httplib::Client client("127.0.0.1", port);
+  auto res = client.Get("/v1/root-id?timeout=1");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 404);
+  board.Close();
+  server.Stop();
 }
 
 TEST(PeerPoller, KeepsTryingWhileTheRootIsNotUpYet) {

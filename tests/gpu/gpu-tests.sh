@@ -15,6 +15,11 @@
 #   hung_init_MODE      world of 2: the root posts the id, starts its init, and is stopped (SIGSTOP);
 #                       rank 1's init hangs and ends within deadline + 1 s likewise
 #   missing_root_abort  world of 2, only rank 1 starts: no id comes; it gives up within deadline + 1 s
+#   scalable_PxG_rootsR_blocking  for each PxG:R in $SCALABLE_SHAPES (default "1x1:1"; "2x1:2 1x1:1" on 2+ GPUs):
+#                       NCCLJOB_BOOTSTRAP_ROOTS=R, communicators from ncclCommInitRankScalable
+#                       with R ids, correct sums
+#   python: cupy_*, torch_*, cupy_missing_root   tests/gpu/python-gpu-tests.sh (nccl_k8s with CuPy and
+#                       PyTorch's NCCL backend; skipped where python3 lacks cupy/torch)
 #   netns_pods          tests/gpu/netns-pods.sh: two pods as network namespaces on a bridge (eth0 =
 #                       veth with the pod IP): the runtime picks eth0, NCCL bootstraps over it, sums
 #                       correct (skipped without root / ip netns)
@@ -39,25 +44,7 @@ pids=()
 cleanup() { for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done; wait 2>/dev/null; }
 trap cleanup EXIT
 
-# start_sidecar NAME INDEX WORLD GPUS ATTEMPT [PEER_URL]: sets $port to its API port ("" if it did
-# not start). Not called in $(...): the background sidecar would hold the substitution's pipe open.
-start_sidecar() {
-  local name=$1 index=$2 world=$3 gpus=$4 attempt=$5 peer=${6:-}
-  local args=(--standalone --listen 127.0.0.1:0 --probe-listen 127.0.0.1:0)
-  [[ -n "$peer" ]] && args+=(--peer-url "$peer")
-  NCCLJOB_NAME=gputest NCCLJOB_NAMESPACE=default NCCLJOB_POD_NAME="gputest-${index}" NCCLJOB_INDEX=$index \
-  NCCLJOB_REPLICAS=$(( world / (gpus > 0 ? gpus : 1) )) NCCLJOB_GPUS_PER_POD=$gpus NCCLJOB_WORLD_SIZE=$world \
-  NCCLJOB_ATTEMPT=$attempt "${sidecar}" "${args[@]}" </dev/null >/dev/null 2>"${logs}/${name}.log" &
-  pids+=($!)
-  port=""
-  for _ in $(seq 1 100); do   # wait for the "started ... listen=127.0.0.1:PORT" line, at most 10 s
-    port=$(grep -o 'listen=127.0.0.1:[0-9]*' "${logs}/${name}.log" 2>/dev/null | head -1 | cut -d: -f2)
-    [[ -n "$port" ]] && return 0
-    sleep 0.1
-  done
-  echo "sidecar ${name} did not start:" >&2; cat "${logs}/${name}.log" >&2
-  return 1
-}
+source "$(dirname "${BASH_SOURCE[0]}")/sidecars.sh"   # start_sidecar
 
 # trainer_env INDEX WORLD GPUS ATTEMPT PORT TIMEOUT
 trainer_env() {
@@ -79,12 +66,31 @@ accept_out() {  # accept_out FILE MODE: the trainer's output shows success on co
   grep -q "of [0-9]*, ${label} communicators" "$1" && grep -q "all sums correct" "$1" && return 0
   [[ -n "${GPU_TESTS_FAKE_GPUS:-}" ]] && grep -q "GPU part skipped" "$1"
 }
-run_shape() {  # run_shape PODS GPUS MODE (NCCL_K8S_COMM_MODE of the trainers)
-  local pods=$1 per=$2 mode=$3 world=$(( $1 * $2 )) name="shape_$1x$2_$3" p
+run_shape() {  # run_shape PODS GPUS MODE [ROOTS] (NCCL_K8S_COMM_MODE; NCCLJOB_BOOTSTRAP_ROOTS)
+  local pods=$1 per=$2 mode=$3 roots=${4:-} world=$(( $1 * $2 )) name="shape_$1x$2_$3" p
+  [[ -n "$roots" ]] && name="scalable_$1x$2_roots${roots}_$3"
+  local -x NCCLJOB_BOOTSTRAP_ROOTS=$roots   # to sidecars and trainers; empty = unset (one root, ncclCommInitRankConfig)
+  [[ -z "$roots" ]] && unset NCCLJOB_BOOTSTRAP_ROOTS
   if [[ $world -gt $gpus ]]; then echo "SKIP ${name}: needs ${world} GPUs, ${gpus} here"; return; fi
-  local ports=() root_url=""
+  local ports=() root_url="" fixed=() root_urls=""
+  if [[ -n "$roots" && $roots -gt 1 ]]; then
+    # Several roots without the operator: every sidecar asks each root sidecar (--root-urls, root
+    # order) for its id, so the root sidecars' ports are chosen up front.
+    read -r -a fixed <<<"$(free_ports "$pods")"
+    local r
+    for (( r = 0; r < roots; r++ )); do
+      local first_rank=$(( r * (world / roots) + (r < world % roots ? r : world % roots) ))
+      root_urls+="${root_urls:+,}http://127.0.0.1:${fixed[$(( first_rank / per ))]}"
+    done
+  fi
   for (( p = 0; p < pods; p++ )); do
-    if ! start_sidecar "${name}-sidecar$p" "$p" "$world" "$per" 1 "$root_url"; then
+    local started=0
+    if [[ -n "$root_urls" ]]; then
+      SIDECAR_PORT=${fixed[$p]} SIDECAR_ARGS="--root-urls ${root_urls}" start_sidecar "${name}-sidecar$p" "$p" "$world" "$per" 1 && started=1
+    else
+      start_sidecar "${name}-sidecar$p" "$p" "$world" "$per" 1 "$root_url" && started=1
+    fi
+    if [[ $started -eq 0 ]]; then
       result 1 "$name" "sidecar $p did not start"; cleanup; pids=(); return
     fi
     ports+=("$port")
@@ -103,6 +109,8 @@ run_shape() {  # run_shape PODS GPUS MODE (NCCL_K8S_COMM_MODE of the trainers)
   for (( p = 0; p < pods; p++ )); do
     wait "${trainers[$p]}"; rc=$?; rcs+="${rc} "
     [[ $rc -eq 0 ]] && accept_out "${logs}/${name}-pod$p.out" "$mode" || ok=1
+    # NCCLJOB_BOOTSTRAP_ROOTS given: the communicators must come from ncclCommInitRankScalable with that many ids.
+    [[ -n "$roots" && -z "${GPU_TESTS_FAKE_GPUS:-}" ]] && ! grep -q "ncclCommInitRankScalable, ${roots} id(s)" "${logs}/${name}-pod$p.out" && ok=1
   done
   result $ok "$name" "exit codes ${rcs}; see ${logs}/${name}-pod*.err"
   echo "  ${name}: ${pods} pod(s) x ${per} GPU(s), world ${world}; pod 0:"
@@ -116,6 +124,16 @@ for shape in ${SHAPES:-$default_shapes}; do
   for mode in ${GPU_TESTS_COMM_MODES:-nonblocking blocking}; do
     run_shape "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" "$mode"
   done
+done
+
+# ---- ncclCommInitRankScalable (NCCLJOB_BOOTSTRAP_ROOTS given): PODSxGPUS:ROOTS in $SCALABLE_SHAPES,
+# default "1x1:1" on one GPU (one rank, one root: the scalable path with one id), "2x1:2 1x1:1"
+# on two or more (two pods, each a root that makes an id; every sidecar gathers both from the root
+# sidecars, --root-urls, and every rank inits with both in root order).
+default_scalable="1x1:1"; [[ $gpus -ge 2 ]] && default_scalable="2x1:2 1x1:1"
+for shape in ${SCALABLE_SHAPES:-$default_scalable}; do
+  if [[ ! "$shape" =~ ^([1-9][0-9]*)x([1-9][0-9]*):([1-9][0-9]*)$ ]]; then result 1 "scalable_${shape}" "bad shape (want PODSxGPUS:ROOTS)"; continue; fi
+  run_shape "${BASH_REMATCH[1]}" "${BASH_REMATCH[2]}" blocking "${BASH_REMATCH[3]}"
 done
 
 # ---- the deadline: a rank that never arrives, a root that never posts, an init that hangs ----------
@@ -200,6 +218,17 @@ if [[ -z "${GPU_TESTS_FAKE_GPUS:-}" ]]; then
     77) ;;  # said SKIPPED and why
     *) failed=$((failed+1)) ;;
   esac
+fi
+
+# ---- Python: the nccl_k8s package with CuPy and PyTorch (NCCL backend) through real sidecars ------
+if [[ -z "${GPU_TESTS_FAKE_GPUS:-}" ]]; then
+  "$(dirname "${BASH_SOURCE[0]}")/python-gpu-tests.sh" "${sidecar}" "${logs}/python"
+  rc=$?
+  if [[ $rc -ne 77 ]]; then
+    passed=$(( passed + $(grep -c '^PASS' "${logs}/python/summary.txt" 2>/dev/null || echo 0) ))
+    failed=$(( failed + $(grep -c '^FAIL' "${logs}/python/summary.txt" 2>/dev/null || echo 0) ))
+    [[ $rc -ne 0 && ! -s "${logs}/python/summary.txt" ]] && failed=$((failed+1))
+  fi
 fi
 
 echo "${passed} passed, ${failed} failed"

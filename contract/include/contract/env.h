@@ -16,6 +16,8 @@ inline constexpr char kSidecarUrl[] = "NCCLJOB_SIDECAR_URL";
 inline constexpr char kPodIp[] = "NCCLJOB_POD_IP";
 inline constexpr char kPodName[] = "NCCLJOB_POD_NAME";
 inline constexpr char kInitTimeoutSeconds[] = "NCCLJOB_INIT_TIMEOUT_SECONDS";
+// Only when spec.network.bootstrapRoots is set: pods that each make an id (bootstrap_roots.h).
+inline constexpr char kBootstrapRoots[] = "NCCLJOB_BOOTSTRAP_ROOTS";
 
 // Injected too, for programs written for other launchers.
 inline constexpr char kNcclSocketIfname[] = "NCCL_SOCKET_IFNAME";  // only when the spec sets it

@@ -38,11 +38,15 @@ inline constexpr int kSidecarApiPort = 8471;    // the id API, on 127.0.0.1
 inline constexpr int kSidecarProbePort = 8472;  // /healthz, /readyz
 inline constexpr std::string_view kPathId = "/v1/id";
 inline constexpr std::string_view kPathInfo = "/v1/info";
+// Standalone root sidecars of a job of several bootstrap roots: their own trainer's id.
+inline constexpr std::string_view kPathRootId = "/v1/root-id";
 inline constexpr std::string_view kPathHealthz = "/healthz";
 inline constexpr std::string_view kPathReadyz = "/readyz";
 // The JSON fields of /v1/id: the root's POST body {"id","attempt"} and the long-poll's answer
-// {"id","attempt","job","jobUID"}, which non-root sidecars and the runtime read.
+// {"ids","id","attempt","job","jobUID"} ("ids": one per bootstrap root; "id" only when there is
+// one), which non-root sidecars and the runtime read.
 inline constexpr char kFieldId[] = "id";
+inline constexpr char kFieldIds[] = "ids";
 inline constexpr char kFieldAttempt[] = "attempt";
 inline constexpr char kFieldJob[] = "job";
 inline constexpr char kFieldJobUid[] = "jobUID";

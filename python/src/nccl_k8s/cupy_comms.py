@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any, List, Optional, Sequence, Tuple
 
+from .errors import InvalidArgumentError
 from .exchange import unique_id
 from .job_env import JobEnv, read_job_env
 
@@ -30,6 +31,10 @@ def communicators(env: Optional[JobEnv] = None, devices: Optional[Sequence[int]]
     from cupy.cuda import nccl
 
     env = env if env is not None else read_job_env()
+    if env.bootstrap_roots != 1:
+        raise InvalidArgumentError(f"this job bootstraps from {env.bootstrap_roots} roots (NCCLJOB_BOOTSTRAP_ROOTS), "
+                                   "and CuPy's NcclCommunicator takes one id; use the runtime (nccl_k8s_init) or "
+                                   "ncclCommInitRankScalable with nccl_k8s.unique_ids()")
     devices = list(devices) if devices is not None else list(range(env.ranks_per_pod))
     if len(devices) != env.ranks_per_pod:
         raise ValueError(f"{len(devices)} devices given for {env.ranks_per_pod} ranks per pod")

@@ -1,29 +1,32 @@
-"""``unique_id()``: this pod's id for its attempt, the Python form of the runtime's ObtainUniqueId."""
+"""``unique_ids()`` / ``unique_id()``: this pod's ids for its attempt, the Python form of the
+runtime's ObtainUniqueIds / ObtainUniqueId."""
 
 from __future__ import annotations
 
 import logging
 import time
-from typing import Callable, Optional
+from typing import Callable, List, Optional
 
 from .errors import InvalidArgumentError
 from .job_env import JobEnv, read_job_env
 from .net_probe import configure_socket_ifname
-from .sidecar import fetch_id, post_id
+from .sidecar import fetch_ids, post_id
 from .unique_id import IdLike, as_id_bytes, bootstrap_address
 
 _log = logging.getLogger("nccl_k8s")
 
 
-def unique_id(create: Optional[Callable[[], IdLike]] = None, *, env: Optional[JobEnv] = None,
-              timeout: Optional[float] = None) -> bytes:
-    """The 128 bytes of this pod's attempt.
+def unique_ids(create: Optional[Callable[[], IdLike]] = None, *, env: Optional[JobEnv] = None,
+               timeout: Optional[float] = None) -> List[bytes]:
+    """The ids of this pod's attempt, one per bootstrap root (NCCLJOB_BOOTSTRAP_ROOTS, default 1),
+    in the order ``ncclCommInitRankScalable`` takes them.
 
-    Root (index 0): sets NCCL_SOCKET_IFNAME (unless set), calls ``create()`` (your framework's
-    ncclGetUniqueId, e.g. ``cupy.cuda.nccl.get_unique_id``; NCCL's bootstrap root then listens in
-    this process) and posts the id to its sidecar. Other pods: set NCCL_SOCKET_IFNAME and long-poll
-    their sidecar until it serves the id of their attempt; ``create`` is not called there, so every
-    rank runs the same line.
+    A root pod (pod 0 with one root; :mod:`nccl_k8s.bootstrap_roots` with several) sets
+    NCCL_SOCKET_IFNAME (unless set), calls ``create()`` (your framework's ncclGetUniqueId, e.g.
+    ``cupy.cuda.nccl.get_unique_id``; NCCL's bootstrap root then listens in this process) and
+    posts the id to its sidecar. Every pod but a lone root then long-polls its sidecar until it
+    serves the list of its attempt; ``create`` is called on root pods only, so every rank runs the
+    same line.
 
     ``env`` defaults to :func:`read_job_env`; ``timeout`` (seconds) to NCCLJOB_INIT_TIMEOUT_SECONDS.
     Raises InvalidEnvError, SidecarUnavailableError, DeadlineExceededError, StaleAttemptError
@@ -34,16 +37,29 @@ def unique_id(create: Optional[Callable[[], IdLike]] = None, *, env: Optional[Jo
     configure_socket_ifname(env)  # before the framework's first NCCL call, which reads it
     if env.is_root:
         if create is None:
-            raise InvalidArgumentError("pod 0 makes the id: pass create= (e.g. cupy.cuda.nccl.get_unique_id)")
+            raise InvalidArgumentError(f"pod {env.index} makes the id: pass create= (e.g. cupy.cuda.nccl.get_unique_id)")
         data = as_id_bytes(create())
         where = bootstrap_address(data)
-        _log.info("root id created for attempt %d%s", env.attempt,
+        _log.info("root id %d created for attempt %d%s", env.root_slot, env.attempt,
                   f", bootstrap {where.ip}:{where.port}" if where else "")
         post_id(env.sidecar_url, data, env.attempt, deadline)
         _log.info("root id handed to the sidecar for attempt %d", env.attempt)
-        return data
+        if env.bootstrap_roots == 1:
+            return [data]
     started = time.monotonic()
-    data = fetch_id(env.sidecar_url, env.attempt, deadline)
-    _log.info("id received from the sidecar for attempt %d after %.0f ms", env.attempt,
+    ids = fetch_ids(env.sidecar_url, env.attempt, env.bootstrap_roots, deadline)
+    _log.info("%d id(s) received from the sidecar for attempt %d after %.0f ms", len(ids), env.attempt,
               (time.monotonic() - started) * 1000)
-    return data
+    return ids
+
+
+def unique_id(create: Optional[Callable[[], IdLike]] = None, *, env: Optional[JobEnv] = None,
+              timeout: Optional[float] = None) -> bytes:
+    """The 128 bytes of this pod's attempt for a job with one bootstrap root: :func:`unique_ids`'
+    only id. Raises InvalidArgumentError when the job has several roots (use unique_ids); else as
+    unique_ids."""
+    env = env if env is not None else read_job_env()
+    if env.bootstrap_roots != 1:
+        raise InvalidArgumentError(f"this job bootstraps from {env.bootstrap_roots} roots (NCCLJOB_BOOTSTRAP_ROOTS): "
+                                   "one id is not enough; use unique_ids() and ncclCommInitRankScalable")
+    return unique_ids(create, env=env, timeout=timeout)[0]

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from typing import List, Mapping, Optional
 
+from .bootstrap_roots import root_slot as _root_slot
 from .errors import InvalidEnvError
 
 _MAX_COUNT = 1 << 20
@@ -25,7 +26,8 @@ class JobEnv:
     Attributes mirror ``nccl_k8s::JobEnv``: ``index`` (NCCLJOB_INDEX), ``replicas`` (derived from
     the world size; NCCLJOB_REPLICAS is checked against it), ``gpus_per_pod`` (0 means one
     CPU-only rank per pod), ``world_size`` (NCCL ranks in all), ``attempt``, ``sidecar_url``,
-    ``pod_ip`` ("" when not given), ``init_timeout`` (seconds, default 300), ``job_name``.
+    ``pod_ip`` ("" when not given), ``init_timeout`` (seconds, default 300), ``job_name``,
+    ``bootstrap_roots`` (NCCLJOB_BOOTSTRAP_ROOTS, default 1) and ``bootstrap_roots_set`` (it was given).
     """
 
     index: int
@@ -37,6 +39,8 @@ class JobEnv:
     init_timeout: float = 300.0
     job_name: str = ""
     pod_ip: str = ""
+    bootstrap_roots: int = 1
+    bootstrap_roots_set: bool = False
 
     @property
     def ranks_per_pod(self) -> int:
@@ -49,9 +53,14 @@ class JobEnv:
         return self.index * self.ranks_per_pod
 
     @property
+    def root_slot(self) -> int:
+        """Which id of the job's list this pod makes, or -1 (:mod:`nccl_k8s.bootstrap_roots`)."""
+        return _root_slot(self.index, self.bootstrap_roots, self.replicas, self.ranks_per_pod)
+
+    @property
     def is_root(self) -> bool:
-        """Pod 0 makes the id of every attempt."""
-        return self.index == 0
+        """This pod makes an id of every attempt: pod 0 with one root, each root pod with several."""
+        return self.root_slot >= 0
 
 
 def _read_int(lookup: Mapping[str, str], name: str, low: int, high: int, required: bool,
@@ -80,6 +89,7 @@ def parse_job_env(lookup: Mapping[str, str]) -> JobEnv:
     attempt = _read_int(lookup, "NCCLJOB_ATTEMPT", 1, _MAX_COUNT, True, problems)
     replicas = _read_int(lookup, "NCCLJOB_REPLICAS", 1, _MAX_COUNT, False, problems)
     timeout = _read_int(lookup, "NCCLJOB_INIT_TIMEOUT_SECONDS", 1, _MAX_TIMEOUT_SECONDS, False, problems)
+    roots = _read_int(lookup, "NCCLJOB_BOOTSTRAP_ROOTS", 1, _MAX_COUNT, False, problems)
 
     url = lookup.get("NCCLJOB_SIDECAR_URL")
     if url is None or url == "":
@@ -100,6 +110,8 @@ def parse_job_env(lookup: Mapping[str, str]) -> JobEnv:
             if replicas is not None and replicas != derived_replicas:
                 problems.append(f"NCCLJOB_REPLICAS={replicas} disagrees with NCCLJOB_WORLD_SIZE / "
                                 f"max(NCCLJOB_GPUS_PER_POD, 1) = {derived_replicas}")
+            if roots is not None and roots > derived_replicas:
+                problems.append(f"NCCLJOB_BOOTSTRAP_ROOTS={roots} is more than the number of pods ({derived_replicas})")
             if index is not None and index >= derived_replicas:
                 problems.append(f"NCCLJOB_INDEX={index} is not below the number of pods ({derived_replicas})")
 
@@ -110,7 +122,8 @@ def parse_job_env(lookup: Mapping[str, str]) -> JobEnv:
     assert index is not None and world is not None and gpus is not None and attempt is not None
     return JobEnv(index=index, world_size=world, gpus_per_pod=gpus, attempt=attempt, sidecar_url=url,
                   replicas=derived_replicas, init_timeout=float(timeout) if timeout is not None else 300.0,
-                  job_name=lookup.get("NCCLJOB_NAME", ""), pod_ip=lookup.get("NCCLJOB_POD_IP", ""))
+                  job_name=lookup.get("NCCLJOB_NAME", ""), pod_ip=lookup.get("NCCLJOB_POD_IP", ""),
+                  bootstrap_roots=roots if roots is not None else 1, bootstrap_roots_set=roots is not None)
 
 
 def read_job_env() -> JobEnv:

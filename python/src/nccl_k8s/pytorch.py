@@ -16,7 +16,7 @@ import os
 from typing import Any, Dict, Optional
 
 from .errors import InvalidEnvError, SidecarUnavailableError
-from .exchange import unique_id
+from .exchange import unique_ids
 from .job_env import JobEnv, read_job_env
 from .net_probe import configure_socket_ifname
 from .socket_ifname import USER
@@ -45,7 +45,8 @@ def master_address(env: Optional[JobEnv] = None, timeout: Optional[float] = None
     if env.is_root and not env.pod_ip:
         raise InvalidEnvError("NCCLJOB_POD_IP is not set; the root cannot tell the other ranks its address "
                               "(the operator injects it from status.podIP)")
-    data = unique_id(lambda: address_id(env.pod_ip, port), env=env, timeout=timeout)
+    # With several bootstrap roots every root pod posts its own address; pod 0's is the first.
+    data = unique_ids(lambda: address_id(env.pod_ip, port), env=env, timeout=timeout)[0]
     where = bootstrap_address(data)
     if where is None:
         raise SidecarUnavailableError("the root's id holds no IPv4/IPv6 address; was it posted by "

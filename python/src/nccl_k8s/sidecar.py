@@ -13,7 +13,7 @@ import http.client
 import json
 import time
 from dataclasses import dataclass
-from typing import Optional, Tuple
+from typing import List, Optional, Tuple
 from urllib.parse import urlsplit
 
 from .errors import (DeadlineExceededError, InvalidArgumentError, InvalidEnvError, SidecarUnavailableError,
@@ -124,28 +124,51 @@ def post_id(sidecar_url: str, unique_id: bytes, attempt: int, deadline: float) -
     raise _deadline_passed(f"could not hand the id to the sidecar at {sidecar_url}", last_error)
 
 
-def _id_of_answer(answer: bytes, attempt: int) -> bytes:
+def ids_of_answer(answer: bytes, attempt: int, expected_ids: int = 1) -> List[bytes]:
+    """The ids of a 200 answer of GET /v1/id: its ``ids`` list, or the ``id`` of a sidecar that
+    predates the list. Checked like the runtime's ParseIdAnswer, with its messages."""
+    texts: Optional[List[str]] = None
+    got_attempt = None
     try:
         doc = json.loads(answer)
-        id_text, got_attempt = doc["id"], doc["attempt"]
-        if not isinstance(id_text, str) or not isinstance(got_attempt, int):
-            raise TypeError
-    except (ValueError, KeyError, TypeError) as err:
-        raise SidecarUnavailableError("the sidecar's answer has no id or attempt field") from err
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict):
+        raw_attempt = doc.get("attempt")
+        got_attempt = raw_attempt if isinstance(raw_attempt, int) and not isinstance(raw_attempt, bool) else None
+        listed = doc.get("ids")
+        if isinstance(listed, list) and all(isinstance(t, str) for t in listed):
+            texts = list(listed)
+        elif isinstance(doc.get("id"), str):
+            texts = [doc["id"]]
+    if texts is None or got_attempt is None:
+        raise SidecarUnavailableError("the sidecar's answer has no id or attempt field")
     if got_attempt != attempt:
         raise StaleAttemptError(f"the sidecar served the id of attempt {got_attempt}, this pod is attempt "
                                 f"{attempt}; refusing to use it")
-    try:
-        data = base64.b64decode(id_text, validate=True)
-    except ValueError:
-        data = b""
-    if len(data) != UNIQUE_ID_BYTES:
-        raise SidecarUnavailableError("the sidecar's id is not 128 bytes of base64")
-    return data
+    if len(texts) != expected_ids:
+        raise SidecarUnavailableError(f"the sidecar served {len(texts)} id(s), this job has {expected_ids} "
+                                      "bootstrap root(s) (NCCLJOB_BOOTSTRAP_ROOTS); refusing to use them")
+    ids = []
+    for text in texts:
+        try:
+            data = base64.b64decode(text, validate=True)
+        except ValueError:
+            data = b""
+        # One text per id, as the runtime's strict decoder: padding bits must be zero.
+        if len(data) != UNIQUE_ID_BYTES or base64.b64encode(data).decode() != text:
+            raise SidecarUnavailableError("the sidecar's id is not 128 bytes of base64")
+        ids.append(data)
+    return ids
 
 
 def fetch_id(sidecar_url: str, attempt: int, deadline: float) -> bytes:
-    """Everyone else: long-polls until the sidecar serves the id of ``attempt``."""
+    """The one id of a job with one bootstrap root (:func:`fetch_ids` with one expected)."""
+    return fetch_ids(sidecar_url, attempt, 1, deadline)[0]
+
+
+def fetch_ids(sidecar_url: str, attempt: int, expected_ids: int, deadline: float) -> List[bytes]:
+    """Long-polls until the sidecar serves the ids of ``attempt`` (``expected_ids`` of them)."""
     url = _sidecar_url(sidecar_url)
     backoff, last_error = _FIRST_BACKOFF, ""
     while time.monotonic() < deadline:
@@ -159,7 +182,7 @@ def fetch_id(sidecar_url: str, attempt: int, deadline: float) -> bytes:
             continue
         backoff = _FIRST_BACKOFF
         if status == 200:
-            return _id_of_answer(answer, attempt)
+            return ids_of_answer(answer, attempt, expected_ids)
         if status == 204:
             continue  # the long-poll timed out: ask again
         if status == 410:

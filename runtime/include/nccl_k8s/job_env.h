@@ -19,11 +19,16 @@ struct JobEnv {
   std::string sidecar_url;   // NCCLJOB_SIDECAR_URL, e.g. http://127.0.0.1:8471
   std::string pod_ip;        // NCCLJOB_POD_IP (optional)
   std::chrono::seconds init_timeout{300};  // NCCLJOB_INIT_TIMEOUT_SECONDS (optional)
+  int bootstrap_roots = 1;   // NCCLJOB_BOOTSTRAP_ROOTS (optional; 1 <= roots <= replicas)
+  bool bootstrap_roots_set = false;  // NCCLJOB_BOOTSTRAP_ROOTS was given: init by ncclCommInitRankScalable
 
   // NCCL ranks in this pod: max(gpus_per_pod, 1).
   int ranks_per_pod() const { return gpus_per_pod > 0 ? gpus_per_pod : 1; }
   int first_rank() const { return index * ranks_per_pod(); }
-  bool is_root() const { return index == 0; }
+  // Which id of the list this pod makes, or -1: with one root pod 0 makes it; with several, the pod
+  // of NCCL's first rank of each id's block (docs/contracts.md, "Bootstrap roots").
+  int root_slot() const;
+  bool is_root() const { return root_slot() >= 0; }
 };
 
 // Looks a variable up; returns nullptr when it is unset. Tests pass a map, ReadJobEnv getenv.

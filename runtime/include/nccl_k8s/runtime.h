@@ -47,8 +47,14 @@ IfnameChoice ConfigureSocketIfname(const JobEnv& env);
 
 // ---- the unique id ---------------------------------------------------------------------------
 
-// Root (index 0): ncclGetUniqueId, then POST it to the sidecar. Others: long-poll the sidecar
-// until it serves the id of this pod's attempt, retrying on connection errors until deadline.
+// The ids of this pod's attempt, one per bootstrap root (NCCLJOB_BOOTSTRAP_ROOTS, default 1), in
+// the order ncclCommInitRankScalable takes them. A root pod (index 0 with one root;
+// docs/contracts.md "Bootstrap roots" with several) calls ncclGetUniqueId and POSTs its id to the sidecar;
+// every pod but a lone root then long-polls the sidecar until it serves the list of its attempt,
+// retrying on connection errors until the deadline.
+Result<std::vector<ncclUniqueId>> ObtainUniqueIds(const JobEnv& env, Deadline deadline);
+
+// The one id of a job with one bootstrap root (kInvalidArgument when it has several).
 Result<ncclUniqueId> ObtainUniqueId(const JobEnv& env, Deadline deadline);
 
 // ---- communicators ---------------------------------------------------------------------------
@@ -73,7 +79,7 @@ struct CommOptions {
 
 // Where init time went (milliseconds), for logs and benchmarks.
 struct InitTimings {
-  double init_ms = 0;  // ncclCommInitRankConfig of every local rank until ready
+  double init_ms = 0;  // ncclCommInitRankConfig (or ...Scalable) of every local rank until ready
 };
 
 // The communicators of this process: local rank g has NCCL rank index*ranks_per_pod + g.
@@ -94,6 +100,9 @@ class Communicators {
   int device(int local) const { return devices_.at(local); }
   // Whether these are blocking communicators (kept after Abort/Destroy).
   bool blocking() const { return blocking_; }
+  // Whether ncclCommInitRankScalable built them, and from how many ids.
+  bool scalable() const { return scalable_; }
+  int id_count() const { return id_count_; }
   const InitTimings& timings() const { return timings_; }
 
   // Non-blocking communicators (CommOptions.blocking = false) may answer ncclInProgress to any
@@ -107,7 +116,7 @@ class Communicators {
   void Abort();
 
  private:
-  friend Result<Communicators> InitCommunicators(const JobEnv&, const ncclUniqueId&,
+  friend Result<Communicators> InitCommunicators(const JobEnv&, const std::vector<ncclUniqueId>&,
                                                  const CommOptions&, Deadline);
   std::vector<ncclComm_t> comms_;
   InitTimings timings_;
@@ -115,12 +124,18 @@ class Communicators {
   std::vector<int> devices_;
   int world_size_ = 0;
   bool blocking_ = false;
+  bool scalable_ = false;
+  int id_count_ = 1;
 };
 
 // This process's communicators (one group init for several GPUs) in the mode CommOptions.blocking /
 // NCCL_K8S_COMM_MODE picks, under `deadline`: blocking ones end the process when the deadline
 // passes during init (see CommOptions); non-blocking ones are aborted and the Status says why.
-// NCCL errors carry ncclGetErrorString and ncclGetLastError.
+// NCCL errors carry ncclGetErrorString and ncclGetLastError. One id: ncclCommInitRankConfig;
+// several ids, or NCCLJOB_BOOTSTRAP_ROOTS given (env.bootstrap_roots_set):
+// ncclCommInitRankScalable with the list, under the same deadline, abort and errors.
+Result<Communicators> InitCommunicators(const JobEnv& env, const std::vector<ncclUniqueId>& ids,
+                                        const CommOptions& options, Deadline deadline);
 Result<Communicators> InitCommunicators(const JobEnv& env, const ncclUniqueId& id,
                                         const CommOptions& options, Deadline deadline);
 
