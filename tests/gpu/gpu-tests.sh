@@ -225,8 +225,8 @@ if [[ -z "${GPU_TESTS_FAKE_GPUS:-}" ]]; then
   "$(dirname "${BASH_SOURCE[0]}")/python-gpu-tests.sh" "${sidecar}" "${logs}/python"
   rc=$?
   if [[ $rc -ne 77 ]]; then
-    passed=$(( passed + $(grep -c '^PASS' "${logs}/python/summary.txt" 2>/dev/null || echo 0) ))
-    failed=$(( failed + $(grep -c '^FAIL' "${logs}/python/summary.txt" 2>/dev/null || echo 0) ))
+    py_passed=$(grep -c '^PASS' "${logs}/python/summary.txt" 2>/dev/null); py_failed=$(grep -c '^FAIL' "${logs}/python/summary.txt" 2>/dev/null)
+    passed=$(( passed + ${py_passed:-0} )); failed=$(( failed + ${py_failed:-0} ))
     [[ $rc -ne 0 && ! -s "${logs}/python/summary.txt" ]] && failed=$((failed+1))
   fi
 fi

@@ -13,8 +13,19 @@ from .job_env import JobEnv, read_job_env
 
 
 def cupy_id(data: bytes) -> Tuple[int, ...]:
-    """The id in the form CuPy hands out and takes: 128 signed chars (-128..127)."""
+    """The id in the form CuPy before 14 hands out and takes: 128 signed chars (-128..127)."""
     return tuple(b - 256 if b > 127 else b for b in data)
+
+
+def _communicator(nccl: Any, world_size: int, data: bytes, rank: int) -> Any:
+    """``NcclCommunicator(world_size, id, rank)`` with the id in the form this CuPy takes: bytes
+    (CuPy 14) or a tuple of signed chars (earlier). A wrong form is refused with TypeError before
+    NCCL is called, so trying the other one is safe (calling get_unique_id to learn the form is
+    not: it starts a bootstrap root in this process)."""
+    try:
+        return nccl.NcclCommunicator(world_size, data, rank)
+    except TypeError:
+        return nccl.NcclCommunicator(world_size, cupy_id(data), rank)
 
 
 def communicators(env: Optional[JobEnv] = None, devices: Optional[Sequence[int]] = None,
@@ -38,17 +49,17 @@ def communicators(env: Optional[JobEnv] = None, devices: Optional[Sequence[int]]
     devices = list(devices) if devices is not None else list(range(env.ranks_per_pod))
     if len(devices) != env.ranks_per_pod:
         raise ValueError(f"{len(devices)} devices given for {env.ranks_per_pod} ranks per pod")
-    uid = cupy_id(unique_id(nccl.get_unique_id, env=env, timeout=timeout))
+    uid = unique_id(nccl.get_unique_id, env=env, timeout=timeout)
     comms = []
     if len(devices) == 1:
         with cupy.cuda.Device(devices[0]):
-            comms.append(nccl.NcclCommunicator(env.world_size, uid, env.first_rank))
+            comms.append(_communicator(nccl, env.world_size, uid, env.first_rank))
         return comms
     nccl.groupStart()
     try:
         for g, device in enumerate(devices):
             with cupy.cuda.Device(device):
-                comms.append(nccl.NcclCommunicator(env.world_size, uid, env.first_rank + g))
+                comms.append(_communicator(nccl, env.world_size, uid, env.first_rank + g))
     finally:
         nccl.groupEnd()
     return comms
