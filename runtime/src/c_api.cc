@@ -55,6 +55,22 @@ int nccl_k8s_get_unique_id(unsigned char out[NCCL_K8S_ID_BYTES], long timeout_ms
   return Ok();
 }
 
+int nccl_k8s_get_unique_ids(unsigned char* out, int max_ids, int* n_ids, long timeout_ms) {
+  if (out == nullptr || n_ids == nullptr) return Fail({nccl_k8s::Code::kInvalidArgument, "out or n_ids is NULL"});
+  auto env = nccl_k8s::ReadJobEnv();
+  if (!env.ok()) return Fail(env.status());
+  if (max_ids < env->bootstrap_roots) {
+    return Fail({nccl_k8s::Code::kInvalidArgument, "max_ids is " + std::to_string(max_ids) + ", the job has " +
+                                                       std::to_string(env->bootstrap_roots) +
+                                                       " bootstrap roots (NCCLJOB_BOOTSTRAP_ROOTS)"});
+  }
+  auto ids = nccl_k8s::ObtainUniqueIds(*env, nccl_k8s::Clock::now() + TimeoutOr(timeout_ms, *env));
+  if (!ids.ok()) return Fail(ids.status());
+  for (size_t i = 0; i < ids->size(); ++i) std::memcpy(out + i * NCCL_K8S_ID_BYTES, (*ids)[i].internal, NCCL_K8S_ID_BYTES);
+  *n_ids = static_cast<int>(ids->size());
+  return Ok();
+}
+
 int nccl_k8s_init(const int* devices, int n_devices, long timeout_ms, nccl_k8s_comms_t** out) {
   if (out == nullptr) return Fail({nccl_k8s::Code::kInvalidArgument, "out is NULL"});
   *out = nullptr;

@@ -4,7 +4,10 @@
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <arpa/inet.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -33,11 +36,17 @@ const char* SidecarPath() {
 // One sidecar process; its API port is read from its "started ... listen=HOST:PORT" log line.
 class SidecarProcess {
  public:
-  SidecarProcess(int index, int attempt, const std::string& peer_url) {
+  // root_urls (with roots > 1): every root sidecar's URL, --root-urls; then `listen_port` is fixed.
+  SidecarProcess(int index, int attempt, const std::string& peer_url, int roots = 1, const std::string& root_urls = "",
+                 int listen_port = 0) {
     log_path_ = ::testing::TempDir() + "sidecar-" + std::to_string(getpid()) + "-" + std::to_string(index) +
                 "-" + std::to_string(attempt) + ".log";
-    std::vector<std::string> args = {SidecarPath(), "--standalone", "--listen", "127.0.0.1:0",
-                                     "--probe-listen", "127.0.0.1:0"};
+    std::vector<std::string> args = {SidecarPath(), "--standalone", "--listen",
+                                     "127.0.0.1:" + std::to_string(listen_port), "--probe-listen", "127.0.0.1:0"};
+    if (!root_urls.empty()) {
+      args.push_back("--root-urls");
+      args.push_back(root_urls);
+    }
     if (!peer_url.empty()) {
       args.push_back("--peer-url");
       args.push_back(peer_url);
@@ -46,7 +55,8 @@ class SidecarProcess {
                                     "NCCLJOB_POD_NAME=flowtest-" + std::to_string(index),
                                     "NCCLJOB_INDEX=" + std::to_string(index), "NCCLJOB_REPLICAS=2",
                                     "NCCLJOB_GPUS_PER_POD=1", "NCCLJOB_WORLD_SIZE=2",
-                                    "NCCLJOB_ATTEMPT=" + std::to_string(attempt)};
+                                    "NCCLJOB_ATTEMPT=" + std::to_string(attempt),
+                                    "NCCLJOB_BOOTSTRAP_ROOTS=" + std::to_string(roots)};
     std::vector<char*> argv, envp;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -133,6 +143,54 @@ TEST_F(SidecarFlow, RootPostsAndPeerFetchesTheSameId) {
   auto where = DecodeBootstrapAddress(*fetched);
   ASSERT_TRUE(where.has_value());
   EXPECT_GT(where->port, 0);
+}
+
+// A port free now (bound and closed), for sidecars that must know each other's before they start.
+int FreePort() {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  int port = -1;
+  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  close(fd);
+  return port;
+}
+
+TEST_F(SidecarFlow, TwoRootsEachPostAndBothRanksGetTheListInRootOrder) {
+  const int ports[2] = {FreePort(), FreePort()};
+  const std::string urls[2] = {"http://127.0.0.1:" + std::to_string(ports[0]), "http://127.0.0.1:" + std::to_string(ports[1])};
+  SidecarProcess root0(0, 1, "", 2, urls[0] + "," + urls[1], ports[0]);
+  SidecarProcess root1(1, 1, "", 2, urls[0] + "," + urls[1], ports[1]);
+  ASSERT_GT(root0.WaitForPort(), 0) << root0.Log();
+  ASSERT_GT(root1.WaitForPort(), 0) << root1.Log();
+  Result<std::vector<ncclUniqueId>> got[2] = {Status(Code::kUnavailable, "not run"), Status(Code::kUnavailable, "not run")};
+  std::vector<std::thread> ranks;
+  for (int i = 0; i < 2; ++i) {
+    ranks.emplace_back([&, i] {
+      JobEnv env = RootEnv(urls[i], 1);
+      env.index = i;
+      env.bootstrap_roots = 2;
+      env.bootstrap_roots_set = true;
+      got[i] = ObtainUniqueIds(env, Clock::now() + 20s);  // each is a root: ncclGetUniqueId, POST, then the list
+    });
+  }
+  for (auto& t : ranks) t.join();
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(got[i].ok()) << got[i].status().ToString() << "\n" << root0.Log() << root1.Log();
+  ASSERT_EQ(got[0]->size(), 2u);
+  ASSERT_EQ(got[1]->size(), 2u);
+  for (int j = 0; j < 2; ++j) EXPECT_EQ(EncodeIdHex((*got[0])[j]), EncodeIdHex((*got[1])[j])) << "root " << j;
+  EXPECT_NE(EncodeIdHex((*got[0])[0]), EncodeIdHex((*got[0])[1])) << "two roots, two ids";
+  // One id is not enough for such a job.
+  JobEnv env = RootEnv(urls[0], 1);
+  env.bootstrap_roots = 2;
+  auto one = ObtainUniqueId(env, Clock::now() + 1s);
+  ASSERT_FALSE(one.ok());
+  EXPECT_EQ(one.status().code(), Code::kInvalidArgument);
 }
 
 TEST_F(SidecarFlow, RefusesAnIdOfAnotherAttempt) {

@@ -48,6 +48,12 @@ int nccl_k8s_configure_socket_ifname(void);
  * timeout_ms <= 0 uses NCCLJOB_INIT_TIMEOUT_SECONDS. */
 int nccl_k8s_get_unique_id(unsigned char out[NCCL_K8S_ID_BYTES], long timeout_ms);
 
+/* The ids of this pod's attempt, one per bootstrap root (NCCLJOB_BOOTSTRAP_ROOTS, default 1), back to
+ * back in out (max_ids * NCCL_K8S_ID_BYTES bytes) in the order ncclCommInitRankScalable takes them;
+ * *n_ids says how many. Root pods create and post theirs; nccl_k8s_get_unique_id refuses a job of
+ * several roots. */
+int nccl_k8s_get_unique_ids(unsigned char* out, int max_ids, int* n_ids, long timeout_ms);
+
 /* Env, interface, id and this process's communicators under one deadline. devices may be NULL
  * (devices 0..n-1); otherwise n_devices must equal max(NCCLJOB_GPUS_PER_POD, 1). The
  * communicators are plain blocking NCCL communicators, built by NCCL's own init with its default
