@@ -66,6 +66,23 @@ TEST(Rbac, RoleGrantsOnlyTheJobsConfigMapAndRootPod) {
   EXPECT_EQ(binding["subjects"][0]["namespace"], "ml");
 }
 
+TEST(Rbac, EveryBootstrapRootPodMayPatchItself) {
+  auto job = testing::Job(8, 1);
+  job.spec.bootstrap_roots = 3;  // blocks of 3, 3, 2 ranks: roots at pods 0, 3, 6
+  job.spec.bootstrap_roots_set = true;
+  EXPECT_EQ(Role(job)["rules"][1]["resourceNames"], Json::array({"demo-0", "demo-3", "demo-6"}));
+}
+
+TEST(Pod, BootstrapRootsAreInjectedOnlyWhenTheSpecNamesThem) {
+  auto job = testing::Job(4, 2);
+  EXPECT_EQ(EnvValue(Pod(job, 1, 1, {})["spec"]["containers"][0], "NCCLJOB_BOOTSTRAP_ROOTS"), "<absent>");
+  job.spec.bootstrap_roots = 2;
+  job.spec.bootstrap_roots_set = true;
+  Json pod = Pod(job, 1, 1, {});
+  EXPECT_EQ(EnvValue(pod["spec"]["containers"][0], "NCCLJOB_BOOTSTRAP_ROOTS"), "2");
+  EXPECT_EQ(EnvValue(pod["spec"]["initContainers"][0], "NCCLJOB_BOOTSTRAP_ROOTS"), "2");
+}
+
 TEST(Pod, CarriesIdentityLabelsHostnameAndServiceAccount) {
   Json pod = Pod(testing::Job(), 2, 3, {});
   EXPECT_EQ(pod["metadata"]["name"], "demo-2");

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include "policy/fast_publish.h"
+#include "policy/root_ids.h"
 #include "test_jobs.h"
 
 namespace ncclop::policy {
@@ -142,9 +143,76 @@ TEST(RootIdAnnounced, OnlyANewIdOnTheRootPod) {
   EXPECT_FALSE(RootIdAnnounced(&without, without));
   Json next_attempt = PodJson("0", "QUJD", "2");
   EXPECT_TRUE(RootIdAnnounced(&with, next_attempt));
-  Json other = PodJson("1", "QUJD", "1");
-  EXPECT_FALSE(RootIdAnnounced(nullptr, other)) << "only index 0 publishes";
+  Json other = PodJson("2", "QUJD", "1");
+  EXPECT_TRUE(RootIdAnnounced(nullptr, other)) << "a bootstrap root other than pod 0";
+  Json no_index = PodJson("", "QUJD", "1");
+  EXPECT_FALSE(RootIdAnnounced(nullptr, no_index)) << "not a pod of a job";
   EXPECT_FALSE(RootIdAnnounced(nullptr, Json::object()));
+}
+
+// 4 pods of 1 GPU, 2 bootstrap roots: pods 0 and 2 make the ids.
+api::NcclJob TwoRootJobAt(int attempt) {
+  api::NcclJob job = JobAt(attempt);
+  job.spec.gpus_per_pod = 1;
+  job.spec.bootstrap_roots = 2;
+  job.spec.bootstrap_roots_set = true;
+  return job;
+}
+
+std::vector<ObservedPod> PodsWithIds(int attempt, int id2_attempt, int pod2_attempt) {
+  std::vector<ObservedPod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(testing::Pod(i, i == 2 ? pod2_attempt : attempt));
+  pods[0].unique_id = "QUFB";
+  pods[0].unique_id_attempt = attempt;
+  pods[2].unique_id = "QkJC";
+  pods[2].unique_id_attempt = id2_attempt;
+  return pods;
+}
+
+TEST(CollectRootIds, ListsEveryRootsIdInRootOrderOnceAllAreIn) {
+  RootIds ids = CollectRootIds(TwoRootJobAt(2), PodsWithIds(2, 2, 2), 2);
+  ASSERT_TRUE(ids.list);
+  EXPECT_EQ(*ids.list, "QUFB,QkJC");
+  EXPECT_EQ(SplitIdList(*ids.list), (std::vector<std::string>{"QUFB", "QkJC"}));
+  std::vector<ObservedPod> pods = PodsWithIds(2, 2, 2);
+  pods[2].unique_id.clear();
+  ids = CollectRootIds(TwoRootJobAt(2), pods, 2);
+  EXPECT_FALSE(ids.list);
+  EXPECT_EQ(ids.missing, "root pod demo-2 has not reported an id");
+  pods.erase(pods.begin() + 2);
+  EXPECT_EQ(CollectRootIds(TwoRootJobAt(2), pods, 2).missing, "root pod demo-2 is not in the cache");
+}
+
+TEST(CollectRootIds, NeverMixesAttempts) {
+  // Pod 2 still carries attempt 1's id: nothing is published for attempt 2.
+  RootIds ids = CollectRootIds(TwoRootJobAt(2), PodsWithIds(2, 1, 2), 2);
+  EXPECT_FALSE(ids.list);
+  EXPECT_EQ(ids.missing, "root pod demo-2 reported an id of another attempt");
+  // Pod 2 itself is of attempt 1 (not yet replaced).
+  EXPECT_EQ(CollectRootIds(TwoRootJobAt(2), PodsWithIds(2, 2, 1), 2).missing, "root pod demo-2 is of another attempt");
+  std::vector<ObservedPod> pods = PodsWithIds(2, 2, 2);
+  pods[2].terminating = true;
+  EXPECT_EQ(CollectRootIds(TwoRootJobAt(2), pods, 2).missing, "root pod demo-2 is being deleted");
+}
+
+TEST(CollectRootIds, OneRootIsPodZerosIdAsBefore) {
+  api::NcclJob job = JobAt(1);
+  std::vector<ObservedPod> pods = PodsWithIds(1, 1, 1);
+  RootIds ids = CollectRootIds(job, pods, 1);
+  ASSERT_TRUE(ids.list);
+  EXPECT_EQ(*ids.list, "QUFB");
+}
+
+TEST(DecideFastPublish, SeveralRootsPublishTheListOnlyWhenEveryRootReported) {
+  std::vector<ObservedPod> pods = PodsWithIds(2, 2, 2);
+  RootPod root{pods[0], true};
+  FastPublish d = DecideFastPublish(TwoRootJobAt(2), root, 4, Cm(2), kNow, pods);
+  ASSERT_TRUE(d.publish) << d.skipped_because;
+  EXPECT_EQ(d.publish->unique_id, "QUFB,QkJC");
+  pods = PodsWithIds(2, 1, 2);
+  d = DecideFastPublish(TwoRootJobAt(2), root, 4, Cm(2), kNow, pods);
+  EXPECT_FALSE(d.publish);
+  EXPECT_EQ(d.skipped_because, "root pod demo-2 reported an id of another attempt");
 }
 
 TEST(ObserveConfigMap, ReadsTheJobUid) {

@@ -59,7 +59,22 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{R"({"template":{"spec":{"containers":[{"name":"nccl-sidecar"}]}}})", "reserved"},
         BadSpec{R"({"template":{"spec":{"restartPolicy":"Always","containers":[{"name":"t"}]}}})", "must be Never"},
         BadSpec{R"({"template":{"metadata":{"annotations":{"nccl.dev/trainer-container":"x"}},"spec":{"containers":[{"name":"t"}]}}})",
-                "not in template.spec.containers"}));
+                "not in template.spec.containers"},
+        BadSpec{R"({"replicas":2,"network":{"bootstrapRoots":3},"template":{"spec":{"containers":[{"name":"t"}]}}})",
+                "spec.network.bootstrapRoots must be at most replicas (2)"},
+        BadSpec{R"({"network":{"bootstrapRoots":0},"template":{"spec":{"containers":[{"name":"t"}]}}})",
+                "spec.network.bootstrapRoots must be between 1"}));
+
+TEST(ParseSpec, BootstrapRootsDefaultToOneAndAreReadWhenSet) {
+  auto spec = ParseSpec(Json::parse(R"({"template":{"spec":{"containers":[{"name":"t"}]}}})"));
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->bootstrap_roots, 1);
+  EXPECT_FALSE(spec->bootstrap_roots_set);
+  spec = ParseSpec(Json::parse(R"({"replicas":8,"network":{"bootstrapRoots":4},"template":{"spec":{"containers":[{"name":"t"}]}}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->bootstrap_roots, 4);
+  EXPECT_TRUE(spec->bootstrap_roots_set);
+}
 
 TEST(ParseSpec, TrainerAnnotationPicksAnotherContainer) {
   auto spec = ParseSpec(Json::parse(

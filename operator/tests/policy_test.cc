@@ -264,6 +264,24 @@ TEST(Decide, PublishesTheRootsIdOnlyForTheCurrentAttempt) {
   for (const Event& e : p.events) EXPECT_EQ(e.message.find("QUJD"), std::string::npos) << "the id leaked into an event";
 }
 
+TEST(Decide, SeveralRootsPublishTheListOfTheAttemptOnlyWhenAllAreIn) {
+  auto job = RunningJob(2, 1);  // 4 pods of 2 GPUs; 2 roots: ranks 0-3 and 4-7, pods 0 and 2
+  job.spec.bootstrap_roots = 2;
+  job.spec.bootstrap_roots_set = true;
+  auto pods = AllPods(2);
+  pods[0].unique_id = "QUFB";
+  pods[0].unique_id_attempt = 2;
+  pods[2].unique_id = "QkJC";
+  pods[2].unique_id_attempt = 1;  // a root of the stale attempt: refused
+  EXPECT_FALSE(Decide(job, pods, Cm(2), kNow).publish);
+  pods[2].unique_id_attempt = 2;
+  Plan p = Decide(job, pods, Cm(2), kNow);
+  ASSERT_TRUE(p.publish);
+  EXPECT_EQ(p.publish->unique_id, "QUFB,QkJC");
+  EXPECT_TRUE(HasEvent(p, "IdPublished"));
+  for (const Event& e : p.events) EXPECT_EQ(e.message.find("QkJC"), std::string::npos) << "an id leaked into an event";
+}
+
 TEST(Decide, PublishesOnlyOnceEveryPodOfTheAttemptIsSeen) {
   auto pods = AllPods(1);
   pods[0].unique_id = "QUJD";

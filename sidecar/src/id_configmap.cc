@@ -21,7 +21,7 @@ std::optional<std::string> DecodeIdList(std::string_view text, std::string* prob
   std::string ids;
   size_t position = 0;
   for (size_t start = 0;; ++position) {
-    size_t comma = text.find(',', start);
+    size_t comma = text.find(contract::kIdListSeparator, start);
     std::string_view part = text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start);
     std::string where = position == 0 && comma == std::string_view::npos ? "data.uniqueId"
                                                                           : "id " + std::to_string(position) + " of data.uniqueId";

@@ -77,7 +77,10 @@ PeerPoller::Poll PeerPoller::PollOnce(const std::stop_token& stop, const std::st
   }
   std::string list;  // the list form of ids, as the ConfigMap holds it
   if (auto ids = body.find(contract::kFieldIds); ids != body.end() && ids->is_array()) {
-    for (const auto& id : *ids) list += (list.empty() ? "" : ",") + (id.is_string() ? id.get<std::string>() : "");
+    for (const auto& id : *ids) {
+      if (!list.empty()) list += contract::kIdListSeparator;
+      list += id.is_string() ? id.get<std::string>() : "";
+    }
   } else if (auto id = body.find(contract::kFieldId); id != body.end() && id->is_string()) {
     list = id->get<std::string>();
   }

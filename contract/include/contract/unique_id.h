@@ -13,6 +13,9 @@
 namespace contract {
 
 inline constexpr std::size_t kUniqueIdBytes = 128;  // sizeof(ncclUniqueId)
+// A job of several bootstrap roots carries its ids as one text, root order: "<id0>,<id1>,..."
+// (the ConfigMap's uniqueId; base64 has no comma, so one id is the list of one).
+inline constexpr char kIdListSeparator = ',';
 
 namespace base64_internal {
 inline constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";

@@ -149,6 +149,16 @@ kube::Result<NcclJobSpec> ParseSpec(const Json& spec) {
       if (auto s = ReadInt32(*net, "sidecarPort", "network.sidecarPort", 1024, 65534, &port); !s.ok()) return s;
       out.sidecar_port = port;
     }
+    if (net->contains("bootstrapRoots") && !(*net)["bootstrapRoots"].is_null()) {
+      if (auto s = ReadInt32(*net, "bootstrapRoots", "network.bootstrapRoots", 1, 4096, &out.bootstrap_roots); !s.ok()) {
+        return s;
+      }
+      if (out.bootstrap_roots > out.replicas) {
+        return Invalid("network.bootstrapRoots", "must be at most replicas (" + std::to_string(out.replicas) +
+                                                     "): each bootstrap root is a pod");
+      }
+      out.bootstrap_roots_set = true;
+    }
   }
   if (auto fp = spec.find("failurePolicy"); fp != spec.end() && !fp->is_null()) {
     if (auto s = ParseFailurePolicy(*fp, &out.failure_policy); !s.ok()) return s;

@@ -39,6 +39,10 @@ struct NcclJobSpec {
   std::optional<std::int64_t> active_deadline_seconds;
   std::string socket_ifname;  // "" = let the runtime choose
   std::optional<int> sidecar_port;  // network.sidecarPort; unset: desired/sidecar_ports.h chooses
+  // network.bootstrapRoots: pods that each make an id (ncclCommInitRankScalable); 1..replicas.
+  // bootstrap_roots_set: the spec names it, so NCCLJOB_BOOTSTRAP_ROOTS is injected (also for 1).
+  int bootstrap_roots = 1;
+  bool bootstrap_roots_set = false;
   FailurePolicy failure_policy;
   Json pod_template;              // a PodTemplateSpec (metadata + spec)
   std::string trainer_container;  // resolved: the annotated one or the first container

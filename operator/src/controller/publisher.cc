@@ -47,7 +47,7 @@ kube::Result<Publisher::Outcome> Publisher::Publish(const std::string& job_key) 
   for (int attempt = 1; attempt <= kMaxTries; ++attempt) {
     policy::ObservedConfigMap cm;
     if (!current.is_null()) cm = policy::ObserveConfigMap(current);
-    policy::FastPublish decision = policy::DecideFastPublish(job, root, pods_of_attempt, cm, api::Clock::now());
+    policy::FastPublish decision = policy::DecideFastPublish(job, root, pods_of_attempt, cm, api::Clock::now(), pods);
     if (!decision.publish) {
       logging::Debug("controller", "fast path did not publish", {{"job", job_key}, {"why", decision.skipped_because}});
       return decision.retry_soon ? Outcome::kRetrySoon : Outcome::kSkipped;

@@ -139,6 +139,8 @@ Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
       FieldVar(contract::env::kPodName, "metadata.name"),
       Var(contract::env::kInitTimeoutSeconds, std::to_string(spec.init_timeout_seconds)),
   });
+  // Only when the spec names it: a job without it keeps the pods (and template hash) it had.
+  if (spec.bootstrap_roots_set) env.push_back(Var(contract::env::kBootstrapRoots, std::to_string(spec.bootstrap_roots)));
   if (!spec.socket_ifname.empty()) env.push_back(Var(contract::env::kNcclSocketIfname, spec.socket_ifname));
   env.push_back(Var(contract::env::kMasterAddr, master));
   env.push_back(Var(contract::env::kMasterPort, std::to_string(contract::kMasterPort)));

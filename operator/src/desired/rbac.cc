@@ -1,5 +1,6 @@
 #include "desired/rbac.h"
 
+#include "contract/bootstrap_roots.h"
 #include "contract/names.h"
 
 namespace ncclop::desired {
@@ -32,6 +33,15 @@ Json ServiceAccount(const api::NcclJob& job) {
           {"metadata", ObjectMetadata(job, contract::ServiceAccountName(job.name))}};
 }
 
+// The pods whose sidecars patch their own id annotations: every bootstrap root (pod 0 alone by default).
+static Json RootPodNames(const api::NcclJob& job) {
+  Json names = Json::array();
+  for (int pod : contract::BootstrapRootPods(job.spec.bootstrap_roots, job.spec.replicas, job.spec.LocalWorldSize())) {
+    names.push_back(contract::PodName(job.name, pod));
+  }
+  return names;
+}
+
 Json Role(const api::NcclJob& job) {
   return {{"apiVersion", "rbac.authorization.k8s.io/v1"},
           {"kind", "Role"},
@@ -44,7 +54,7 @@ Json Role(const api::NcclJob& job) {
                 {"verbs", {"get", "list", "watch"}}},
                {{"apiGroups", {""}},
                 {"resources", {"pods"}},
-                {"resourceNames", {contract::PodName(job.name, 0)}},
+                {"resourceNames", RootPodNames(job)},
                 {"verbs", {"get", "patch"}}},
            })}};
 }

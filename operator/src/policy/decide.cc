@@ -7,6 +7,7 @@
 #include "contract/names.h"
 #include "policy/failure_policy.h"
 #include "policy/plan.h"
+#include "policy/root_ids.h"
 #include "policy/start_policy.h"
 #include "policy/success_policy.h"
 #include "policy/ttl_policy.h"
@@ -420,19 +421,19 @@ class Decider {
       return;
     }
     const std::string root = contract::PodName(job_.name, 0);
-    for (const ObservedPod& p : pods_) {
-      if (p.name != root || p.attempt != attempt || p.terminating) continue;
-      if (p.unique_id.empty() || p.unique_id_attempt != attempt) return;
-      plan_.write_configmap = true;
-      plan_.publish = desired::PublishedId{p.unique_id, Now()};
-      st().id_published_time = Now();
-      Set(api::condition::kIdPublished, true, "Published",
-          "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + contract::ConfigMapName(job_.name));
-      Emit("Normal", "IdPublished", "published the id of attempt " + std::to_string(attempt) + " from pod " + root);
-      if (auto started = api::ParseTime(st().attempt_start_time)) {
-        plan_.id_publish_latency_seconds = std::chrono::duration<double>(now_ - *started).count();
-      }
-      return;
+    RootIds ids = CollectRootIds(job_, pods_, attempt);
+    if (!ids.list) return;
+    const std::string from = job_.spec.bootstrap_roots > 1
+                                 ? std::to_string(job_.spec.bootstrap_roots) + " root pods"
+                                 : "pod " + root;
+    plan_.write_configmap = true;
+    plan_.publish = desired::PublishedId{*ids.list, Now()};
+    st().id_published_time = Now();
+    Set(api::condition::kIdPublished, true, "Published",
+        "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + contract::ConfigMapName(job_.name));
+    Emit("Normal", "IdPublished", "published the id of attempt " + std::to_string(attempt) + " from " + from);
+    if (auto started = api::ParseTime(st().attempt_start_time)) {
+      plan_.id_publish_latency_seconds = std::chrono::duration<double>(now_ - *started).count();
     }
   }
 

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "contract/names.h"
+#include "policy/root_ids.h"
 
 namespace ncclop::policy {
 namespace {
@@ -45,7 +46,7 @@ int PodsOfAttempt(const std::vector<ObservedPod>& pods, int attempt, int replica
 }
 
 FastPublish DecideFastPublish(const api::NcclJob& job, const std::optional<RootPod>& root, int pods_of_attempt,
-                              const ObservedConfigMap& cm, api::Time now) {
+                              const ObservedConfigMap& cm, api::Time now, const std::vector<ObservedPod>& pods) {
   const api::NcclJobStatus& st = job.status;
   const int attempt = st.attempt;
   if (job.being_deleted) return Skip("the job is being deleted");
@@ -72,12 +73,17 @@ FastPublish DecideFastPublish(const api::NcclJob& job, const std::optional<RootP
     later.retry_soon = true;
     return later;
   }
+  if (job.spec.bootstrap_roots > 1) {
+    RootIds ids = CollectRootIds(job, pods, attempt);
+    if (!ids.list) return Skip(ids.missing);
+    return {desired::PublishedId{*ids.list, api::FormatTime(now)}, {}};
+  }
   return {desired::PublishedId{p.unique_id, api::FormatTime(now)}, {}};
 }
 
 bool RootIdAnnounced(const nlohmann::json* before, const nlohmann::json& now) {
   RootFacts after = Facts(now);
-  if (after.index != "0" || after.id.empty()) return false;
+  if (after.index.empty() || after.id.empty()) return false;
   if (!before) return true;
   RootFacts old = Facts(*before);
   return old.id != after.id || old.id_attempt != after.id_attempt;

@@ -38,12 +38,16 @@ int PodsOfAttempt(const std::vector<ObservedPod>& pods, int attempt, int replica
 // pod's attempt label, its id annotation's attempt and the ConfigMap's attempt (the full
 // reconcile resets the ConfigMap to an attempt before any pod of it exists), and the
 // ConfigMap belongs to this job UID and holds no id yet; and every pod of the attempt is in
-// the cache (`pods_of_attempt`, from PodsOfAttempt).
+// the cache (`pods_of_attempt`, from PodsOfAttempt). With several bootstrap roots the job's own
+// `pods` must also hold an id of the attempt on every root pod (root_ids.h): then the list is
+// published.
 FastPublish DecideFastPublish(const api::NcclJob& job, const std::optional<RootPod>& root, int pods_of_attempt,
-                              const ObservedConfigMap& configmap, api::Time now);
+                              const ObservedConfigMap& configmap, api::Time now,
+                              const std::vector<ObservedPod>& pods = {});
 
-// True when `now` is a root pod (index 0) whose id annotation (or its attempt) is new
-// compared with `before` (nullptr for an added pod): the moment to try the fast path.
+// True when `now` is a pod of a job (an index label) whose id annotation (or its attempt) is new
+// compared with `before` (nullptr for an added pod): the moment to try the fast path. Only root
+// pods (pod 0, or every bootstrap root) carry one; DecideFastPublish checks which they are.
 bool RootIdAnnounced(const nlohmann::json* before, const nlohmann::json& now);
 
 }  // namespace ncclop::policy

@@ -1,0 +1,30 @@
+// The id list of an attempt from its bootstrap root pods (spec.network.bootstrapRoots; pod 0
+// alone by default): each root pod's sidecar annotates its own pod with its trainer's id, and the
+// list is published only once every root pod of the attempt has reported an id of that attempt,
+// in root order (nccl_k8s/bootstrap_roots.h). Never a mix of attempts: a root pod of another
+// attempt or being deleted, or whose id is of another attempt, counts as not reported.
+// Pure; the full reconcile and the fast path (fast_publish.h) both use it.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/nccl_job.h"
+#include "policy/observed.h"
+
+namespace ncclop::policy {
+
+struct RootIds {
+  std::optional<std::string> list;  // the ConfigMap's uniqueId: "<base64>[,<base64>...]" (never logged)
+  std::string missing;              // when not set: the first root pod without a usable id, and why
+};
+
+// `pods` are the job's own pods (another job's of the same name are left out by the caller).
+RootIds CollectRootIds(const api::NcclJob& job, const std::vector<ObservedPod>& pods, int attempt);
+
+// The ConfigMap's list form of ids, parsed: one entry per root (empty entries kept, so a broken
+// list shows its length). Used by the tests and to count the ids the ConfigMap holds.
+std::vector<std::string> SplitIdList(const std::string& list);
+
+}  // namespace ncclop::policy
