@@ -1,7 +1,7 @@
 // What the runtime reads from its sidecar: a raw HTTP/1.1 response (status line, headers,
 // Content-Length or chunked body), the flat JSON in it, and the sidecar URL. Properties: a parsed
-// body is never longer than the bytes received; a flat-JSON string field contains no quote or
-// backslash (escapes are refused, never guessed).
+// body is never longer than the bytes received; a flat-JSON string field, or string of an array
+// field, contains no quote or backslash (escapes are refused, never guessed).
 #include <cstdlib>
 #include <string>
 
@@ -27,6 +27,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (std::string_view k : {std::string_view("id"), std::string_view("attempt"), std::string_view(key)}) {
       if (auto s = nccl_k8s::JsonStringField(body, k); s && s->find_first_of("\"\\") != std::string::npos) std::abort();
       (void)nccl_k8s::JsonIntField(body, k);
+      if (auto list = nccl_k8s::JsonStringArrayField(body, k)) {
+        for (const std::string& item : *list) {
+          if (item.find_first_of("\"\\") != std::string::npos) std::abort();
+        }
+      }
     }
   }
   return 0;

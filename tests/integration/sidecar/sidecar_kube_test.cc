@@ -167,8 +167,8 @@ TEST_F(SidecarKubeTest, ServesOnlyItsOwnAttemptsId) {
   auto got = GetId(*worker1, 30);
   ASSERT_TRUE(got);
   ASSERT_EQ(got->status, 200) << got->body;
-  EXPECT_EQ(json::parse(got->body), (json{{"id", contract::Base64Encode(id1)}, {"attempt", 1}, {"job", kJob},
-                                          {"jobUID", kJobUid}}));
+  EXPECT_EQ(json::parse(got->body), (json{{"id", contract::Base64Encode(id1)}, {"ids", {contract::Base64Encode(id1)}},
+                                          {"attempt", 1}, {"job", kJob}, {"jobUID", kJobUid}}));
 
   // The operator starts attempt 2 with a fresh id: the attempt-1 sidecar turns stale (410) and
   // never hands out the new id, whatever it answers on the way.
