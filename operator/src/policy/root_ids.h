@@ -1,7 +1,7 @@
 // The id list of an attempt from its bootstrap root pods (spec.network.bootstrapRoots; pod 0
 // alone by default): each root pod's sidecar annotates its own pod with its trainer's id, and the
 // list is published only once every root pod of the attempt has reported an id of that attempt,
-// in root order (nccl_k8s/bootstrap_roots.h). Never a mix of attempts: a root pod of another
+// in root order (contract/bootstrap_roots.h). Never a mix of attempts: a root pod of another
 // attempt or being deleted, or whose id is of another attempt, counts as not reported.
 // Pure; the full reconcile and the fast path (fast_publish.h) both use it.
 #pragma once
