@@ -9,7 +9,9 @@
 #   operator  operator RSS idle and with 100 jobs x 8 pods, pod creation time (bench/operator/rss.sh)
 #   jobset    nccl-operator beside JobSet: time, RSS, CPU, API writes          (bench/jobset/compare.sh)
 #   idspread  id delivery to N sidecars vs TCPStore vs root push               (bench/idspread/run.sh)
-# --quick: smaller sizes (20 x 8 jobs; N = 4 32 128 without torch's 1000), for a first look.
+#   scale     4096-pod job, 500 x 8 jobs, churn on KWOK fake nodes, vs JobSet  (bench/scale/run.sh)
+# --quick: smaller sizes (20 x 8 jobs; N = 4 32 128 without torch's 1000; scale at 1x only, churn
+# 60 s), for a first look.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build"
@@ -18,7 +20,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
     *) echo "run-all.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -35,6 +37,10 @@ else "$root/bench/operator/rss.sh" --build "$build"; fi
 section "nccl-operator vs JobSet (bench/jobset/compare.sh)"
 if [ $quick -eq 1 ]; then "$root/bench/jobset/compare.sh" --build "$build" --workloads 20 --replicas 8
 else "$root/bench/jobset/compare.sh" --build "$build"; fi
+
+section "scale on KWOK fake nodes (bench/scale/run.sh)"
+if [ $quick -eq 1 ]; then "$root/bench/scale/run.sh" --build "$build" --nodes 100 --sizes 0.1 --churn-seconds 60
+else "$root/bench/scale/run.sh" --build "$build" --nodes 600 --churn-seconds 600 --plot; fi
 
 section "id delivery at scale (bench/idspread/run.sh)"
 if [ $quick -eq 1 ]; then IDSPREAD_REPEATS=1 "$root/bench/idspread/run.sh" "$build" 4 32 128

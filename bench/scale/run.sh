@@ -8,6 +8,7 @@
 #
 #   bench/scale/run.sh [--build DIR] [--out DIR] [--nodes N] [--scenarios big,many,churn]
 #                      [--sizes 0.1,1] [--controllers operator,jobset] [--churn-seconds S] [--plot]
+#                      [--plan scenario:size:controller,...]   (instead of every combination, in order)
 #   bench/scale/run.sh --smoke [--build DIR]    20 nodes, 2 jobs of 4 pods, operator only (CI)
 #
 # Sizes are fractions of the full scenario: big 4096 pods, many 500 jobs x 8 pods, churn
@@ -25,9 +26,10 @@ scenarios=big,many,churn
 sizes=0.1,1
 controllers=operator,jobset
 churn_seconds=600
+plan=""
 plot=0
 smoke=0
-usage() { sed -n '2,18p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -37,6 +39,7 @@ while [ $# -gt 0 ]; do
     --sizes) sizes=$2; shift 2 ;;
     --controllers) controllers=$2; shift 2 ;;
     --churn-seconds) churn_seconds=$2; shift 2 ;;
+    --plan) plan=$2; shift 2 ;;
     --plot) plot=1; shift ;;
     --smoke) smoke=1; shift ;;
     -h|--help) usage; exit 0 ;;
@@ -170,27 +173,31 @@ cpu_report() {  # cpu_report <label> <snapshot before>
   log "$line"; echo "$line" >>"$out/cluster-cpu.log"
 }
 
-IFS=, read -r -a size_list <<<"$sizes"
-IFS=, read -r -a scenario_list <<<"$scenarios"
-IFS=, read -r -a controller_list <<<"$controllers"
-for s in "${size_list[@]}"; do
-  for sc in "${scenario_list[@]}"; do
-    for c in "${controller_list[@]}"; do
-      case "$sc" in
-        big) args=(--pods "$(python3 -c "print(round(4096 * $s))")") ;;
-        many) args=(--jobs "$(python3 -c "print(max(1, round(500 * $s)))")" --replicas 8) ;;
-        churn) args=(--rate "$(python3 -c "print(2 * $s)")" --replicas 8 --seconds "$churn_seconds" --run-for 20) ;;
-        *) echo "run.sh: unknown scenario $sc" >&2; exit 2 ;;
-      esac
-      log "$sc x$s: $c ${args[*]}"
-      snap=$(cpu_snapshot)
-      if ! python3 "$here/scale.py" "$sc" "${common[@]}" --controller "$c" "${args[@]}" --size "$s" >/dev/null; then
-        log "$sc x$s: $c did not finish (recorded as missing)"
-      fi
-      cpu_report "$sc x$s $c" "$snap"
-      wait_until 600 "the last run's pods gone" no_pods
-    done
-  done
+# The runs, in order: scenario:size:controller, from --plan or every combination.
+if [ -z "$plan" ]; then
+  IFS=, read -r -a size_list <<<"$sizes"
+  IFS=, read -r -a scenario_list <<<"$scenarios"
+  IFS=, read -r -a controller_list <<<"$controllers"
+  for s in "${size_list[@]}"; do for sc in "${scenario_list[@]}"; do for c in "${controller_list[@]}"; do
+    plan+="${plan:+,}$sc:$s:$c"
+  done; done; done
+fi
+IFS=, read -r -a runs <<<"$plan"
+for one in "${runs[@]}"; do
+  IFS=: read -r sc s c <<<"$one"
+  case "$sc" in
+    big) args=(--pods "$(python3 -c "print(round(4096 * $s))")") ;;
+    many) args=(--jobs "$(python3 -c "print(max(1, round(500 * $s)))")" --replicas 8) ;;
+    churn) args=(--rate "$(python3 -c "print(2 * $s)")" --replicas 8 --seconds "$churn_seconds" --run-for 20) ;;
+    *) echo "run.sh: unknown scenario $sc" >&2; exit 2 ;;
+  esac
+  log "$sc x$s: $c ${args[*]}"
+  snap=$(cpu_snapshot)
+  if ! python3 "$here/scale.py" "$sc" "${common[@]}" --controller "$c" "${args[@]}" --size "$s" >/dev/null; then
+    log "$sc x$s: $c did not finish (recorded as missing)"
+  fi
+  cpu_report "$sc x$s $c" "$snap"
+  wait_until 600 "the last run's pods gone" no_pods
 done
 python3 "$here/table.py" "$results" | tee "$out/table.md"
 if [ "$plot" = 1 ]; then

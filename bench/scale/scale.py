@@ -439,7 +439,17 @@ class Bench:
             getattr(self, "scenario_" + a.scenario)(proc, sampler, audit, result)
             result["peak_rss_mib"] = round(proc.peak_mib(), 1)
             result["rss_curve"] = [(round(t, 1), round(r, 1)) for t, r, _ in sampler.samples[::4]]
-        except Exception:
+        except Exception as e:
+            # What was seen is still a result: the times reached, the figures so far, the error.
+            result["error"] = f"{type(e).__name__}: {e}"
+            result["peak_rss_mib"] = round(proc.peak_mib(), 1)
+            result.setdefault("create", {}).setdefault("times", self.times(
+                list(self.replicas), 1, lambda n: self.created_at.get(n, 0)))
+            if "restart" not in result and self.timeline.failed_at:
+                result["restart"] = {"times": self.times(
+                    [n for n in self.replicas if (n, 1) in self.timeline.failed_at], 2,
+                    lambda n: self.timeline.failed_at[(n, 1)])}
+            self.partial = result
             tl = self.timeline
             self.log(f"state: pods seen {dict(tl.count)}, bound {dict(tl.count_bound)}, "
                      f"running {dict(tl.count_running)}, ids {sorted(tl.id_at)}, failed {sorted(tl.failed_at)}")
@@ -570,7 +580,14 @@ def main():
         make_nodes(a)
         return
     a.scenario = a.command
-    result = Bench(a).run()
+    bench = Bench(a)
+    try:
+        result = bench.run()
+    finally:
+        partial = getattr(bench, "partial", None)
+        if partial is not None and a.out:
+            with open(a.out, "a") as f:
+                f.write(json.dumps(partial) + "\n")
     line = json.dumps(result)
     if a.out:
         with open(a.out, "a") as f:

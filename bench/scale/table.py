@@ -52,6 +52,8 @@ def rows_for(r):
             out.append((f"{label}: reconciles (their seconds)",
                         f"{dig(r, phase, 'reconciles')} ({fmt(dig(r, phase, 'reconcile_seconds'))})"))
     out.append(("peak RSS (MiB)", fmt(r.get("peak_rss_mib"))))
+    if r.get("error"):
+        out.append(("did not finish", r["error"].split(":")[0] + ": " + r["error"].split(":", 1)[1].strip()[:60]))
     return out
 
 
