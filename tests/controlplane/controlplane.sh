@@ -33,7 +33,10 @@ done
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 log() { echo "[controlplane] $*" >&2; }
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
+# free_port [address]: a port nothing uses on that address (default 127.0.0.1). The API server's is
+# asked for on its own bind address: a port free on 127.0.0.1 may be taken on another address,
+# and 0.0.0.0 needs it free on all (seen with tens of thousands of sockets open on the machine).
+free_port() { python3 -c 'import socket, sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "${1:-127.0.0.1}"; }
 
 wait_ready() {  # wait_ready <seconds>
   local deadline=$(( $(date +%s) + $1 ))
@@ -152,7 +155,7 @@ case "$cmd" in
     mkdir -p "$dir/logs"
     [ -f "$dir/apiserver.pid" ] && "$0" down --dir "$dir"
     make_pki
-    etcd_port=$(free_port); peer_port=$(free_port); api_port=$(free_port)
+    etcd_port=$(free_port); peer_port=$(free_port); api_port=$(free_port "${CONTROLPLANE_BIND_ADDRESS:-127.0.0.1}")
     cat > "$dir/env" <<ENV
 export CONTROLPLANE_DIR=$dir
 export CONTROLPLANE_BIN=$bin
