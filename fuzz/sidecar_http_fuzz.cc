@@ -72,11 +72,24 @@ std::string Exchange(int port, std::string_view request) {
     std::abort();
   }
   if (connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    std::fprintf(stderr, "connect: %s\n", std::strerror(errno));
-    std::abort();  // must keep serving
+    // libFuzzer's timer signal can interrupt a connect on a loaded machine; it then completes
+    // on its own: wait for it and read its outcome.
+    int error = errno;
+    if (error == EINTR) {
+      pollfd p{fd, POLLOUT, 0};
+      socklen_t len = sizeof error;
+      while (poll(&p, 1, 10000) < 0 && errno == EINTR) {
+      }
+      error = (p.revents & POLLOUT) && getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &len) == 0 ? error : ETIMEDOUT;
+    }
+    if (error != 0) {
+      std::fprintf(stderr, "connect: %s\n", std::strerror(error));
+      std::abort();  // must keep serving
+    }
   }
   while (!request.empty()) {
     ssize_t n = send(fd, request.data(), request.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;  // the server may close early (e.g. 413)
     request.remove_prefix(static_cast<size_t>(n));
   }
@@ -90,6 +103,7 @@ std::string Exchange(int port, std::string_view request) {
     pollfd p{fd, POLLIN, 0};
     if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
     ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n < 0 && errno == EINTR) continue;  // libFuzzer's timer signal
     if (n <= 0) break;
     reply.append(buf, static_cast<size_t>(n));
   }
