@@ -253,3 +253,98 @@ TEST(Decide, AJobWithoutAQueueIgnoresKueue) {
 
 }  // namespace
 }  // namespace ncclop::policy
+
+namespace ncclop::policy {
+namespace {
+
+TEST(WorkloadActiveFor, SuspendGivesTheAdmissionBackAndResumeTakesOnlyOurDeactivationBack) {
+  ObservedWorkload admitted = Admitted();
+  EXPECT_EQ(WorkloadActiveFor(admitted, /*suspend=*/true, false), false);
+  EXPECT_EQ(WorkloadActiveFor(admitted, /*suspend=*/false, false), std::nullopt);
+  EXPECT_EQ(WorkloadActiveFor(Pending(), true, false), false) << "a queued job leaves the queue while suspended";
+  ObservedWorkload ours = ObserveWorkload(Json::parse(
+      R"({"metadata":{"annotations":{"nccl.dev/suspended":"true"}},"spec":{"active":false},"status":{}})"));
+  EXPECT_FALSE(ours.active);
+  EXPECT_TRUE(ours.deactivated_for_suspend);
+  EXPECT_EQ(WorkloadActiveFor(ours, /*suspend=*/false, false), true);
+  EXPECT_EQ(WorkloadActiveFor(ours, /*suspend=*/true, false), std::nullopt) << "done already";
+  ObservedWorkload someone_elses = ObserveWorkload(Json::parse(R"({"spec":{"active":false},"status":{}})"));
+  EXPECT_EQ(WorkloadActiveFor(someone_elses, false, false), std::nullopt) << "an admin's deactivation stays";
+  EXPECT_EQ(WorkloadActiveFor(admitted, true, /*job_finished=*/true), std::nullopt);
+  EXPECT_EQ(WorkloadActiveFor(ObservedWorkload{}, true, false), std::nullopt);
+}
+
+TEST(Decide, SuspendingAnAdmittedJobDeletesItsPodsAndDeactivatesItsWorkload) {
+  auto job = QueuedJob();
+  job.spec.suspend = true;
+  job.status.attempt = 1;
+  job.status.state = "Running";
+  job.status.conditions.push_back({"Admitted", "True", "Admitted", "", "2024-01-01T00:00:00Z", 1});
+  std::vector<ObservedPod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(Pod(i, 1));
+  Plan p = Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow, {}, Admitted());
+  EXPECT_EQ(p.delete_pods.size(), 4u);
+  EXPECT_EQ(p.set_workload_active, false);
+  EXPECT_EQ(p.status.Find("Admitted")->status, "False");
+  EXPECT_EQ(p.status.Find("Admitted")->message, "spec.suspend is true: the admission is given back to queue team-a");
+  EXPECT_EQ(p.status.disruptions, 0) << "a suspension is the user's, no disruption";
+
+  // Kueue evicts it (Deactivated); once the pods are gone its quota is released.
+  job.status = p.status;
+  Json evicted_json = Json::parse(kEvictedWorkload);
+  evicted_json["spec"] = {{"active", false}};
+  evicted_json["metadata"]["annotations"] = {{"nccl.dev/suspended", "true"}};
+  const ObservedWorkload evicted = ObserveWorkload(evicted_json);
+  Plan gone = Decide(job, {}, {true, 1, true, "", "uid-1"}, kNow + 1s, {}, evicted);
+  EXPECT_TRUE(gone.release_workload_quota);
+  EXPECT_FALSE(gone.set_workload_active) << "deactivated already";
+
+  // Resumed: the Workload is activated again and the job waits for admission, without pods.
+  job.status = gone.status;
+  job.spec.suspend = false;
+  ObservedWorkload released = evicted;
+  released.evicted = released.quota_reserved = false;
+  Plan resumed = Decide(job, {}, {true, 1, true, "", "uid-1"}, kNow + 2s, {}, released);
+  EXPECT_EQ(resumed.set_workload_active, true);
+  EXPECT_TRUE(resumed.create_pods.empty());
+  EXPECT_EQ(resumed.status.Find("Admitted")->reason, "WaitingForAdmission");
+  job.status = resumed.status;
+  Plan admitted = Decide(job, {}, {true, 1, true, "", "uid-1"}, kNow + 3s, {}, Admitted());
+  EXPECT_EQ(admitted.status.attempt, 2);
+  EXPECT_EQ(admitted.create_pods.size(), 4u);
+  EXPECT_EQ(admitted.status.restarts, 0);
+  EXPECT_EQ(admitted.status.disruptions, 0);
+}
+
+TEST(Flavors, TheAdmittedFlavorsPlaceThePodsAsKueueDoes) {
+  ObservedWorkload w = ObserveWorkload(Json::parse(R"({"status":{"admission":{"clusterQueue":"gpus","podSetAssignments":[
+      {"name":"trainers","count":4,"flavors":{"cpu":"a100","memory":"a100","nvidia.com/gpu":"a100-spot"}}]}}})"));
+  EXPECT_EQ(w.flavors, (std::vector<std::string>{"a100", "a100-spot"}));
+
+  Json pod = desired::Pod(testing::Job(4, 1), 0, 1, {});
+  pod["spec"]["nodeSelector"] = {{"team", "a"}};
+  pod["spec"]["tolerations"] = Json::array({{{"key", "dedicated"}, {"operator", "Exists"}}});
+  const Json spot_toleration = {{"key", "spot"}, {"operator", "Exists"}, {"effect", "NoSchedule"}};
+  desired::ApplyFlavors(pod, {Json::parse(R"({"spec":{"nodeLabels":{"gpu":"a100"}}})"),
+                              {{"spec", {{"nodeLabels", {{"lifecycle", "spot"}}}, {"tolerations", Json::array({spot_toleration})}}}},
+                              {{"spec", {{"tolerations", Json::array({spot_toleration})}}}}});
+  EXPECT_EQ(pod["spec"]["nodeSelector"], Json({{"team", "a"}, {"gpu", "a100"}, {"lifecycle", "spot"}}));
+  EXPECT_EQ(pod["spec"]["tolerations"],
+            Json::array({{{"key", "dedicated"}, {"operator", "Exists"}}, spot_toleration})) << "each toleration once";
+
+  Json plain = desired::Pod(testing::Job(4, 1), 0, 1, {});
+  const Json before = plain;
+  desired::ApplyFlavors(plain, {Json::parse(R"({"spec":{}})")});
+  EXPECT_EQ(plain, before) << "a flavor without labels or tolerations changes nothing";
+}
+
+TEST(SetActivePatch, ConditionalAndMarked) {
+  const Json w = Json::parse(kEvictedWorkload);
+  EXPECT_EQ(desired::SetActivePatch(w, false),
+            Json::parse(R"({"metadata":{"resourceVersion":"41","annotations":{"nccl.dev/suspended":"true"}},"spec":{"active":false}})"));
+  EXPECT_EQ(desired::SetActivePatch(w, true),
+            Json::parse(R"({"metadata":{"resourceVersion":"41","annotations":{"nccl.dev/suspended":null}},"spec":{"active":true}})"));
+}
+
+}  // namespace
+}  // namespace ncclop::policy

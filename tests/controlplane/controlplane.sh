@@ -11,6 +11,9 @@
 # D/env holds: KUBECONFIG, APISERVER_URL, ETCD_URL, CONTROLPLANE_BIN, CONTROLPLANE_DIR.
 # Extra kube-apiserver flags can be passed in $CONTROLPLANE_APISERVER_FLAGS, extra
 # kube-controller-manager flags in $CONTROLPLANE_CONTROLLER_MANAGER_FLAGS.
+# kube-apiserver serves scheduling.k8s.io/v1alpha1 (Workload: native gang scheduling, alpha in
+# 1.35) with feature gates $CONTROLPLANE_FEATURE_GATES (default GenericWorkload=true,GangScheduling=true);
+# CONTROLPLANE_FEATURE_GATES= (empty) starts it without them.
 # $CONTROLPLANE_BIND_ADDRESS (default 127.0.0.1) is where kube-apiserver listens; 0.0.0.0 lets
 # pods of the local node (tests/node, bridge 10.244.0.1) reach it directly.
 # $CONTROLPLANE_EXTRA_SANS adds entries (e.g. IP:10.245.0.1) to the apiserver certificate.
@@ -25,11 +28,11 @@ dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) dir=$2; shift 2 ;;
-    -h|--help) sed -n "2,21p" "$0"; exit 0 ;;
+    -h|--help) sed -n "2,23p" "$0"; exit 0 ;;
     *) echo "controlplane.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
-[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n "2,21p" "$0" >&2; exit 2; }
+[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n "2,23p" "$0" >&2; exit 2; }
 mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
 log() { echo "[controlplane] $*" >&2; }
 
@@ -118,6 +121,13 @@ current-context: local
 KC
 }
 
+gate_flags() {
+  local gates=${CONTROLPLANE_FEATURE_GATES-GenericWorkload=true,GangScheduling=true}
+  [ -n "$gates" ] || return 0
+  echo "--feature-gates=$gates"
+  case "$gates" in *GenericWorkload=true*) echo "--runtime-config=scheduling.k8s.io/v1alpha1=true" ;; esac
+}
+
 start_apiserver() {
   # shellcheck source=/dev/null
   source "$dir/env"
@@ -133,7 +143,7 @@ start_apiserver() {
     --allow-privileged=true --profiling=false --enable-priority-and-fairness=false \
     --kubelet-client-certificate="$dir/pki/admin.crt" --kubelet-client-key="$dir/pki/admin.key" \
     --kubelet-certificate-authority="$dir/pki/ca.crt" --kubelet-preferred-address-types=InternalIP,Hostname \
-    ${CONTROLPLANE_APISERVER_FLAGS:-} >"$dir/logs/apiserver.log" 2>&1 &
+    $(gate_flags) ${CONTROLPLANE_APISERVER_FLAGS:-} >"$dir/logs/apiserver.log" 2>&1 &
   echo $! > "$dir/apiserver.pid"
 }
 

@@ -76,13 +76,26 @@ prevention): get/list/watch on configmaps and get/patch on pods are therefore in
 - apiGroups: [events.k8s.io]
   resources: [events]
   verbs: [create, patch]
-# Kueue (only used where the cluster serves it): one Workload per queued job, marked Finished at its end.
+# Kueue (only used where the cluster serves it): one Workload per queued job, marked Finished at
+# its end, deactivated while the job is suspended (patch).
 - apiGroups: [kueue.x-k8s.io]
   resources: [workloads]
-  verbs: [get, list, watch, create]
+  verbs: [get, list, watch, create, patch]
 - apiGroups: [kueue.x-k8s.io]
   resources: [workloads/status]
   verbs: [patch]
+# Native gang scheduling (Kubernetes 1.35+, only used where the cluster serves it): one Workload
+# per job; delete only replaces one of another shape left by a deleted job of the same name.
+- apiGroups: [scheduling.k8s.io]
+  resources: [workloads]
+  verbs: [get, list, create, patch, delete]
+{{- end }}
+
+{{/* Cluster-scoped reads: the ResourceFlavors Kueue admits a job with (their nodeLabels and tolerations go on the pods). */}}
+{{- define "nccl-operator.clusterReadRules" -}}
+- apiGroups: [kueue.x-k8s.io]
+  resources: [resourceflavors]
+  verbs: [get]
 {{- end }}
 
 {{/* The operator flags extraArgs sets, as JSON {"log-level": true, ...}. */}}

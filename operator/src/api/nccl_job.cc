@@ -163,6 +163,18 @@ kube::Result<NcclJobSpec> ParseSpec(const Json& spec) {
   if (auto fp = spec.find("failurePolicy"); fp != spec.end() && !fp->is_null()) {
     if (auto s = ParseFailurePolicy(*fp, &out.failure_policy); !s.ok()) return s;
   }
+  if (auto gang = spec.find("gangScheduling"); gang != spec.end() && !gang->is_null()) {
+    const std::string value = gang->is_string() ? gang->get<std::string>() : gang->dump();
+    if (value == "Auto") {
+      out.gang_scheduling = GangScheduling::kAuto;
+    } else if (value == "Required") {
+      out.gang_scheduling = GangScheduling::kRequired;
+    } else if (value == "Disabled") {
+      out.gang_scheduling = GangScheduling::kDisabled;
+    } else {
+      return Invalid("gangScheduling", "must be Auto, Required or Disabled, got " + value);
+    }
+  }
   auto tmpl = spec.find("template");
   if (auto s = ParseTemplate(tmpl == spec.end() ? Json() : *tmpl, &out); !s.ok()) return s;
   return out;

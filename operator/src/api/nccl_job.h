@@ -29,6 +29,14 @@ struct FailurePolicy {
   int forbidden_retry_seconds = 300;
 };
 
+// spec.gangScheduling: whether the job's pods form one gang of Kubernetes' native gang
+// scheduling (a scheduling.k8s.io/v1alpha1 Workload, desired/gang.h).
+enum class GangScheduling {
+  kAuto,      // "Auto" (default): where the API server serves scheduling.k8s.io/v1alpha1 Workloads
+  kRequired,  // "Required": always; the job fails where that API is not served
+  kDisabled,  // "Disabled": never; pods are scheduled one by one
+};
+
 struct NcclJobSpec {
   int replicas = 1;
   int gpus_per_pod = 1;
@@ -44,6 +52,7 @@ struct NcclJobSpec {
   int bootstrap_roots = 1;
   bool bootstrap_roots_set = false;
   FailurePolicy failure_policy;
+  GangScheduling gang_scheduling = GangScheduling::kAuto;
   Json pod_template;              // a PodTemplateSpec (metadata + spec)
   std::string trainer_container;  // resolved: the annotated one or the first container
 

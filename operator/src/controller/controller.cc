@@ -25,6 +25,22 @@ bool ServesKueueWorkloads(kube::Client& client, const std::string& ns) {
   return false;
 }
 
+// Whether the API server serves scheduling.k8s.io/v1alpha1 Workloads (Kubernetes 1.35+ with
+// the GenericWorkload gate) and lets us list them: then jobs with spec.gangScheduling Auto are
+// gang scheduled (desired/gang.h). Checked once, at start.
+bool ServesSchedulingWorkloads(kube::Client& client, const std::string& ns) {
+  kube::ListOptions options;
+  options.label_selector = JobLabelSelector();  // ours only
+  auto listed = client.List(kSchedulingWorkloads, ns, options);
+  if (listed.ok()) {
+    logging::Info("controller", "scheduling.k8s.io/v1alpha1 Workloads are served: jobs are gang scheduled (spec.gangScheduling Auto)");
+    return true;
+  }
+  logging::Info("controller", "scheduling.k8s.io/v1alpha1 Workloads are not served (or not allowed): no native gang scheduling",
+                {{"error", listed.status().ToString()}});
+  return false;
+}
+
 // The reconcile queue reports adds and waits (ncclop_workqueue_*).
 kube::WorkQueueOptions MeasuredQueue(metrics::Metrics* metrics) {
   kube::WorkQueueOptions options;
@@ -86,7 +102,8 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   configmaps_->AddEventHandlers(owner_handlers);
   if (workloads_) workloads_->AddEventHandlers(owner_handlers);
 
-  Caches caches{jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get()};
+  Caches caches{jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(),
+                ServesSchedulingWorkloads(*client, options_.namespace_)};
   reconciler_ = std::make_unique<Reconciler>(client, caches, options_.pod_options, metrics_);
   publisher_ = std::make_unique<Publisher>(client, caches, metrics_);
 }

@@ -9,7 +9,9 @@
 #include "controller/in_parallel.h"
 #include "controller/test_hook.h"
 #include "desired/configmap.h"
+#include "desired/gang.h"
 #include "desired/rbac.h"
+#include "desired/workload.h"
 #include "desired/service.h"
 #include "logging/log.h"
 #include "policy/observed.h"
@@ -86,6 +88,13 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
                   {{"job", key}, {"queue", job.queue_name}});
     job.queue_name.clear();
   }
+  if (job.spec.gang_scheduling == api::GangScheduling::kRequired && !caches_.scheduling_workloads_served &&
+      job.spec_error.empty()) {
+    job.spec_error =
+        "spec.gangScheduling is Required, but the API server served no scheduling.k8s.io/v1alpha1 Workloads when the "
+        "operator started (Kubernetes 1.35+ with feature gates GenericWorkload and GangScheduling and "
+        "--runtime-config=scheduling.k8s.io/v1alpha1=true; the operator needs RBAC for them); set it to Auto or Disabled";
+  }
 
   std::vector<policy::ObservedPod> pods;
   for (const kube::ObjectPtr& pod : caches_.pods->store().ByIndex(kPodsByJob, job.namespace_ + "/" + job.name)) {
@@ -149,6 +158,9 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   if (plan.release_workload_quota) {
     if (auto s = ReleaseWorkloadQuota(job); !s.ok()) return {s};
   }
+  if (plan.set_workload_active) {
+    if (auto s = SetWorkloadActive(job, *plan.set_workload_active); !s.ok()) return {s};
+  }
   if (plan.delete_job) {
     kube::DeleteOptions options;
     options.precondition_uid = job.uid;
@@ -206,6 +218,9 @@ kube::Status Reconciler::EnsureChildren(const api::NcclJob& job) {
   if (auto s = EnsureChild(*client_, res::kRoles, ns, desired::Role(job)); !s.ok()) return s;
   if (auto s = EnsureChild(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !s.ok()) return s;
   if (auto s = EnsureChild(*client_, res::kServices, ns, desired::HeadlessService(job)); !s.ok()) return s;
+  if (UsesGang(job)) {
+    if (auto s = EnsureSchedulingWorkload(job); !s.ok()) return s;
+  }
   std::lock_guard<std::mutex> lock(ensured_mu_);
   ensured_[key] = job.uid;
   return kube::Status::Ok();
@@ -282,6 +297,8 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   // attempt is already in status (plan.h's order), so any subset of these may land.
   const std::vector<int>& indices = plan.create_pods;
   if (indices.empty()) return kube::Status::Ok();
+  auto flavors = AdmittedFlavors(job);  // Kueue's placement, read when the pods are made (as Kueue does)
+  if (!flavors.ok()) return flavors.status();
   std::atomic<bool> template_rejected{false};
   std::mutex mu;
   kube::Status first_error;  // guarded by mu
@@ -289,9 +306,12 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   // The refused pod of the lowest index, so that every try reports the same one (and a
   // repeated event only bumps its count).
   std::optional<std::pair<int, kube::Status>> refused;  // guarded by mu
+  const bool gang = UsesGang(job);
   InParallel(indices.size(), kPodCallsInFlight, [&](std::size_t i) {
     const int index = indices[i];
     Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
+    if (gang) desired::ReferenceSchedulingWorkload(pod, job, plan.status.attempt);
+    desired::ApplyFlavors(pod, *flavors);
     auto created = client_->Create(res::kPods, job.namespace_, pod);
     if (created.ok() || created.status().IsAlreadyExists()) return true;
     const kube::Status& status = created.status();

@@ -21,12 +21,17 @@ namespace ncclop::controller {
 
 inline const kube::Resource kNcclJobs{"nccl.dev", "v1alpha1", "nccljobs", true};
 inline const kube::Resource kKueueWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", true};
+inline const kube::Resource kKueueResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
+inline const kube::Resource kSchedulingWorkloads{"scheduling.k8s.io", "v1alpha1", "workloads", true};
 
 struct Caches {
   const kube::Informer* jobs;
   const kube::Informer* pods;        // indexed by kPodsByJob
   const kube::Informer* configmaps;  // filtered to the job label
   const kube::Informer* workloads = nullptr;  // Kueue Workloads (job label); null: Kueue not served
+  // Whether the API server served scheduling.k8s.io/v1alpha1 Workloads at start (native gang
+  // scheduling, desired/gang.h). No cache: the operator only creates them.
+  bool scheduling_workloads_served = false;
 };
 inline constexpr const char* kPodsByJob = "job";
 
@@ -58,6 +63,12 @@ class Reconciler {
   kube::Status EnsureWorkload(const api::NcclJob& job);
   kube::Status FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish);
   kube::Status ReleaseWorkloadQuota(const api::NcclJob& job);
+  kube::Status SetWorkloadActive(const api::NcclJob& job, bool active);
+  // The ResourceFlavors of the job's admission (empty for a job in no queue).
+  kube::Result<std::vector<nlohmann::json>> AdmittedFlavors(const api::NcclJob& job) const;
+  // Native gang scheduling (controller/gang.cc).
+  bool UsesGang(const api::NcclJob& job) const;
+  kube::Status EnsureSchedulingWorkload(const api::NcclJob& job);
 
   std::shared_ptr<kube::Client> client_;
   Caches caches_;

@@ -73,4 +73,29 @@ kube::Status Reconciler::ReleaseWorkloadQuota(const api::NcclJob& job) {
   return patched.status();  // a failed test (the cache was behind) is retried with backoff
 }
 
+kube::Status Reconciler::SetWorkloadActive(const api::NcclJob& job, bool active) {
+  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, api::WorkloadName(job.name));
+  if (!cached) return kube::Status::Ok();
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, api::WorkloadName(job.name), kube::PatchType::kMerge,
+                                desired::SetActivePatch(*cached, active));
+  if (patched.ok()) {
+    logging::Info("controller", active ? "activated the Kueue Workload again: the job was resumed"
+                                       : "deactivated the Kueue Workload: the job is suspended, its admission is given back",
+                  {{"job", job.namespace_ + "/" + job.name}, {"queue", job.queue_name}});
+  }
+  if (patched.ok() || patched.status().IsNotFound()) return kube::Status::Ok();
+  return patched.status();  // a conflict (the cache was behind) is retried with backoff
+}
+
+kube::Result<std::vector<Json>> Reconciler::AdmittedFlavors(const api::NcclJob& job) const {
+  std::vector<Json> flavors;
+  if (job.queue_name.empty()) return flavors;
+  for (const std::string& name : ObserveWorkload(job).flavors) {
+    auto flavor = client_->Get(kKueueResourceFlavors, "", name);
+    if (!flavor.ok()) return flavor.status();
+    flavors.push_back(std::move(*flavor));
+  }
+  return flavors;
+}
+
 }  // namespace ncclop::controller

@@ -98,3 +98,34 @@ Json ReleaseQuotaPatch(const Json& workload, api::Time now) {
 }
 
 }  // namespace ncclop::desired
+
+namespace ncclop::desired {
+
+Json SetActivePatch(const Json& workload, bool active) {
+  const Json metadata = workload.value("metadata", Json::object());
+  Json patch = {{"metadata", {{"resourceVersion", metadata.value("resourceVersion", "")},
+                              {"annotations", {{std::string(api::kAnnotationSuspended), active ? Json() : Json("true")}}}}},
+                {"spec", {{"active", active}}}};
+  return patch;
+}
+
+void ApplyFlavors(Json& pod, const std::vector<Json>& flavors) {
+  Json& spec = pod["spec"];
+  for (const Json& flavor : flavors) {
+    const Json flavor_spec = flavor.value("spec", Json::object());
+    if (!flavor_spec.is_object()) continue;
+    const Json labels = flavor_spec.value("nodeLabels", Json::object());
+    if (labels.is_object()) {
+      for (const auto& [key, value] : labels.items()) spec["nodeSelector"][key] = value;
+    }
+    const Json tolerations_to_add = flavor_spec.value("tolerations", Json::array());
+    if (!tolerations_to_add.is_array()) continue;
+    for (const Json& toleration : tolerations_to_add) {
+      if (!spec.contains("tolerations") || !spec["tolerations"].is_array()) spec["tolerations"] = Json::array();
+      Json& tolerations = spec["tolerations"];
+      if (std::find(tolerations.begin(), tolerations.end(), toleration) == tolerations.end()) tolerations.push_back(toleration);
+    }
+  }
+}
+
+}  // namespace ncclop::desired

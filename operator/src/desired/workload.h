@@ -5,6 +5,8 @@
 // so a restart keeps its place (README, "Shared clusters", says why this and not pod groups).
 #pragma once
 
+#include <vector>
+
 #include "api/time.h"
 #include "desired/pod.h"
 
@@ -22,5 +24,17 @@ Json Workload(const api::NcclJob& job, const PodOptions& options);
 // when the cause is gone); a True Admitted becomes False (NoReservation) and its time admitted
 // is added to status.accumulatedPastExecutionTimeSeconds.
 Json ReleaseQuotaPatch(const Json& workload, api::Time now);
+
+// A merge patch of the Workload (as observed; its resourceVersion makes the patch conditional)
+// that sets spec.active, marking (active false) or unmarking (true) it with the annotation
+// nccl.dev/suspended: spec.suspend gives the admission back (policy/admission.h).
+Json SetActivePatch(const Json& workload, bool active);
+
+// Where Kueue's admission placed the job, as Kueue's own job integrations apply it when they
+// start a job: each admitted ResourceFlavor's spec.nodeLabels join the pod's nodeSelector and
+// its spec.tolerations the pod's tolerations (each once). Kueue assigns a flavor only where the
+// pod's own nodeSelector agrees with its labels, so no label of the template is overridden.
+// `flavors`: the ResourceFlavor objects.
+void ApplyFlavors(Json& pod, const std::vector<Json>& flavors);
 
 }  // namespace ncclop::desired

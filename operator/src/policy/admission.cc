@@ -1,5 +1,9 @@
 #include "policy/admission.h"
 
+#include <algorithm>
+
+#include "api/names.h"
+
 namespace ncclop::policy {
 namespace {
 
@@ -32,7 +36,21 @@ ObservedWorkload ObserveWorkload(const Json& workload) {
   out.admitted = admitted && !out.evicted;
   if (auto admission = status.find("admission"); admission != status.end() && admission->is_object()) {
     out.cluster_queue = Str(*admission, "clusterQueue");
+    for (const Json& assignment : admission->value("podSetAssignments", Json::array())) {
+      if (!assignment.is_object()) continue;
+      const Json flavors = assignment.value("flavors", Json::object());
+      if (!flavors.is_object()) continue;
+      for (const auto& [resource, flavor] : flavors.items()) {
+        if (!flavor.is_string()) continue;
+        const std::string name = flavor.get<std::string>();
+        if (std::find(out.flavors.begin(), out.flavors.end(), name) == out.flavors.end()) out.flavors.push_back(name);
+      }
+    }
   }
+  const Json spec = workload.value("spec", Json::object());
+  if (auto active = spec.find("active"); active != spec.end() && active->is_boolean()) out.active = active->get<bool>();
+  const Json annotations = workload.value("metadata", Json::object()).value("annotations", Json::object());
+  out.deactivated_for_suspend = annotations.is_object() && annotations.contains(std::string(api::kAnnotationSuspended));
   return out;
 }
 
@@ -40,6 +58,13 @@ bool ReleasesEvictedQuota(const ObservedWorkload& workload, bool job_finished, b
   // A finished job's Workload is marked Finished instead, which releases the quota too.
   return workload.exists && workload.evicted && workload.quota_reserved && !workload.finished && !job_finished &&
          !pods_left;
+}
+
+std::optional<bool> WorkloadActiveFor(const ObservedWorkload& workload, bool suspend, bool job_finished) {
+  if (!workload.exists || workload.finished || job_finished) return std::nullopt;
+  if (suspend && workload.active) return false;
+  if (!suspend && !workload.active && workload.deactivated_for_suspend) return true;
+  return std::nullopt;
 }
 
 }  // namespace ncclop::policy

@@ -4,7 +4,9 @@
 // operator) says the job stopped: ReleasesEvictedQuota decides when.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +21,10 @@ struct ObservedWorkload {
   std::string eviction;        // Evicted=True: "<reason>: <message>"
   bool evicted = false;        // condition Evicted True
   bool quota_reserved = false;  // condition QuotaReserved True
+  bool active = true;           // spec.active (false: deactivated, out of the queue)
+  bool deactivated_for_suspend = false;  // annotation nccl.dev/suspended: the operator deactivated it
+  // The ResourceFlavors of the admission (status.admission.podSetAssignments[].flavors), each once.
+  std::vector<std::string> flavors;
 };
 
 ObservedWorkload ObserveWorkload(const nlohmann::json& workload);
@@ -28,5 +34,13 @@ ObservedWorkload ObserveWorkload(const nlohmann::json& workload);
 // and QuotaReserved=False, desired::ReleaseQuotaPatch) once the job has stopped, i.e. no pod of
 // the job is left (terminating ones included), and Kueue queues the Workload again.
 bool ReleasesEvictedQuota(const ObservedWorkload& workload, bool job_finished, bool pods_left);
+
+// spec.suspend gives the Workload's admission (or its place in the queue) back, the way a Kueue
+// user stops a workload: the operator deactivates it (spec.active false, marked with the
+// annotation nccl.dev/suspended); Kueue evicts it and, once the pods are gone, the quota is
+// released as after any eviction. Resuming activates it again (only one the operator
+// deactivated: a Workload someone else deactivated stays so) and the job waits for admission.
+// Returns the spec.active to write, if any.
+std::optional<bool> WorkloadActiveFor(const ObservedWorkload& workload, bool suspend, bool job_finished);
 
 }  // namespace ncclop::policy

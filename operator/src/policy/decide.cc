@@ -48,6 +48,9 @@ class Decider {
     }
     plan_.release_workload_quota =
         !job_.queue_name.empty() && ReleasesEvictedQuota(workload_, plan_.status.Finished(), !pods_.empty());
+    if (!job_.queue_name.empty()) {
+      plan_.set_workload_active = WorkloadActiveFor(workload_, job_.spec.suspend, plan_.status.Finished());
+    }
     return std::move(plan_);
   }
 
@@ -147,6 +150,10 @@ class Decider {
           ran ? "spec.suspend is true; pods were deleted" : "spec.suspend is true; no pods are created");
       Set(api::condition::kRunning, false, "Suspended", "the job is suspended");
       if (st().Find(api::condition::kRestarting)) Set(api::condition::kRestarting, false, "Suspended", "the job is suspended");
+      if (st().IsTrue(api::condition::kAdmitted)) {
+        Set(api::condition::kAdmitted, false, "Suspended",
+            "spec.suspend is true: the admission is given back to queue " + job_.queue_name);
+      }
       Emit("Normal", "Suspended",
            ran ? "deleted the pods of attempt " + std::to_string(st().attempt) : "created suspended: no pods until spec.suspend is false");
     }
@@ -227,7 +234,9 @@ class Decider {
     }
     const std::string msg = "waiting for admission in queue " + queue +
                             (workload_.waiting.empty() ? std::string() : ": " + workload_.waiting);
-    if (before == nullptr || before->status == "True") Emit("Normal", "WaitingForAdmission", msg);
+    if (before == nullptr || before->status == "True" || before->reason != "WaitingForAdmission") {
+      Emit("Normal", "WaitingForAdmission", msg);
+    }
     Set(api::condition::kAdmitted, false, "WaitingForAdmission", msg);
     if (!st().IsTrue(api::condition::kRestarting)) {
       st().state = api::state::kPending;

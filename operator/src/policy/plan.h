@@ -46,6 +46,8 @@ struct Plan {
   // Kueue evicted the Workload and every pod of the job is gone: clear its quota reservation
   // (policy/admission.h, ReleasesEvictedQuota) so Kueue queues it again.
   bool release_workload_quota = false;
+  // spec.suspend: the Workload's spec.active to write (policy/admission.h, WorkloadActiveFor).
+  std::optional<bool> set_workload_active;
   std::optional<std::chrono::seconds> requeue_after;
   // Facts for metrics.
   bool attempt_started = false;

@@ -12,9 +12,14 @@
 #               has no pod while the first runs (and restarts), and starts whole when it ends;
 #               evicted by Kueue (Workload deactivated), it has no pod and releases its quota,
 #               and once reactivated runs attempt 2 (a disruption, not a restart) to Succeeded
-#   schedule    a real kube-scheduler (its own profile, kept to this test's node) places the job's
-#               pods on a node with room for 4 pods (the operator's is one): of a 4-pod job 3 bind
-#               and 1 is Unschedulable; a 3-pod job fits and succeeds
+#               the admitted ResourceFlavor's nodeLabels and tolerations are on the pods; suspending an
+#               admitted job deactivates its Workload and gives the quota back, resuming runs attempt 2
+#   schedule    a real kube-scheduler (its own profile, kept to this test's node, gates GenericWorkload
+#               and GangScheduling) on a node with room for 5 pods, 2 taken (the operator and a
+#               filler pod): a 4-pod job with gangScheduling Disabled binds 3 and 1 is Unschedulable;
+#               the same job gang scheduled (Auto: the API server serves scheduling.k8s.io Workloads)
+#               binds none while 3 wait for the 4th; once the filler is deleted all 4 bind together
+#               and the job succeeds; deleting it deletes its Workload
 #   evict       one pod is evicted through the Eviction API mid-run: attempt 2 with restarts 0 and
 #               disruptions 1; the Restarting event says it was an eviction
 #   cleanup     deleting the job removes its pods, ConfigMap, Service and RBAC; helm uninstall
@@ -100,8 +105,8 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# flow.schedule: room for 4 pods on the node (the operator's pod and 3 of the job's).
-if [ "$scenario" = schedule ]; then export FLOW_NODE_FLAGS="--max-pods 4"; fi
+# flow.schedule: room for 5 pods on the node (the operator's pod, a filler and 3 of the job's).
+if [ "$scenario" = schedule ]; then export FLOW_NODE_FLAGS="--max-pods 5"; fi
 flow_start_node "$node" "tnf$index" "10.246.$index.0/24" "$work/state" false "$work/node.log"
 "$kubectl" create namespace "$ns" >/dev/null
 flow_bind_loop "$ns" "$node"
@@ -261,6 +266,9 @@ kueue)
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ResourceFlavor
 metadata: {name: $kueue_cq}
+spec:
+  nodeLabels: {ncclop.test/local-node: "true"}
+  tolerations: [{key: ncclop.test/flavor, operator: Exists, effect: NoSchedule}]
 ---
 apiVersion: kueue.x-k8s.io/v1beta2
 kind: ClusterQueue
@@ -321,6 +329,10 @@ YAML
   check "second is Pending" "$(state_of second)" Pending/0
   contains "describe second: waiting for admission" "$(k describe nj second)" "waiting for admission in queue q"
   contains "first's Workload is admitted" "$(k get workloads.kueue.x-k8s.io nccljob-first -o 'jsonpath={.status.conditions[?(@.type=="Admitted")].status}')" True
+  # The admitted flavor places the pods, as Kueue's own integrations do.
+  check "first-0 has the flavor's nodeLabels in its nodeSelector" \
+    "$(k get pod first-0 -o 'jsonpath={.spec.nodeSelector.ncclop\.test/local-node}')" true
+  contains "first-0 has the flavor's toleration" "$(k get pod first-0 -o 'jsonpath={.spec.tolerations[*].key}')" ncclop.test/flavor
   # A restart of first keeps its admission: second does not overtake it.
   for i in 0 1 2 3; do
     wait_for 60 "first-$i has the id of attempt 1" sh -c "'$kubectl' -n '$ns' logs first-$i -c trainer | grep -q 'attempt 1, .*id obtained'"
@@ -371,10 +383,35 @@ YAML
   done
   finish second
   wait_for 60 "second Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  # Suspending an admitted job gives its admission back (the operator deactivates its Workload,
+  # as a Kueue user stops a workload); resuming queues it again and runs a new attempt.
+  queued_job third
+  wait_for 60 "third admitted and Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj third -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/1 ]"
+  k patch nj third --type merge -p '{"spec":{"suspend":true}}' >/dev/null
+  wait_for 60 "third Suspended, its pods gone" sh -c \
+    "[ \"\$('$kubectl' -n '$ns' get nj third -o 'jsonpath={.status.state}')/\$('$kubectl' -n '$ns' get pods -l nccl.dev/job-name=third -o name | wc -l)\" = Suspended/0 ]"
+  check "third's Workload deactivated by the operator" \
+    "$(k get workloads.kueue.x-k8s.io nccljob-third -o 'jsonpath={.spec.active}/{.metadata.annotations.nccl\.dev/suspended}')" false/true
+  wait_for 60 "third's quota given back (QuotaReserved False)" sh -c "[ \"\$('$kubectl' -n '$ns' get workloads.kueue.x-k8s.io nccljob-third -o 'jsonpath={.status.conditions[?(@.type==\"QuotaReserved\")].status}')\" = False ]"
+  wait_for 30 "the ClusterQueue reserves quota for no workload" sh -c \
+    "[ \"\$('$kubectl' get clusterqueue '$kueue_cq' -o 'jsonpath={.status.reservingWorkloads}')\" = 0 ]"
+  check "third's Admitted condition says so" \
+    "$(nj third '{.status.conditions[?(@.type=="Admitted")].message}')" "spec.suspend is true: the admission is given back to queue q"
+  k patch nj third --type merge -p '{"spec":{"suspend":false}}' >/dev/null
+  wait_for 60 "third resumed: admitted again, attempt 2 Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj third -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/2 ]"
+  check "a suspension is no restart and no disruption" "$(nj third '{.status.restarts}/{.status.disruptions}')" 0/0
+  check "third's Workload active again, unmarked" \
+    "$(k get workloads.kueue.x-k8s.io nccljob-third -o 'jsonpath={.spec.active}/{.metadata.annotations.nccl\.dev/suspended}')" true/
+  for i in 0 1 2 3; do
+    wait_for 60 "third-$i has the id of attempt 2" sh -c "'$kubectl' -n '$ns' logs third-$i -c trainer | grep -q 'attempt 2, .*id obtained'"
+  done
+  finish third
+  wait_for 60 "third Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj third -o 'jsonpath={.status.state}')\" = Succeeded ]"
   ;;
 schedule)
   # kube-scheduler from the control plane's pinned module, with a profile of this test's own
-  # name whose NodeAffinity keeps it to this test's node (other tests' nodes share the cluster).
+  # name whose NodeAffinity keeps it to this test's node (other tests' nodes share the cluster),
+  # and native gang scheduling on (-v=4: it logs each pod that waits for its gang's quorum).
   sched="flow-$ns"
   cat > "$work/scheduler.yaml" <<YAML
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -391,9 +428,24 @@ profiles:
           nodeSelectorTerms:
           - matchExpressions: [{key: kubernetes.io/hostname, operator: In, values: [$node]}]
 YAML
-  "$(dirname "$kubectl")/kube-scheduler" --config "$work/scheduler.yaml" --secure-port 0 >"$work/scheduler.log" 2>&1 &
+  "$(dirname "$kubectl")/kube-scheduler" --config "$work/scheduler.yaml" --secure-port 0 \
+    --feature-gates=GenericWorkload=true,GangScheduling=true -v=4 >"$work/scheduler.log" 2>&1 &
   sched_pid=$!
-  sched_job() {  # sched_job <name> <replicas> <seconds the trainers linger after the id>
+  # The filler takes one place on the node until the test gives it back (bound by the bind loop).
+  cat <<YAML | k apply -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: filler}
+spec:
+  terminationGracePeriodSeconds: 1
+  containers:
+  - name: sleep
+    image: nccl-trainer:0.1.0
+    command: [/bin/sh, -c, 'trap "exit 0" TERM; while :; do sleep 1; done']
+    env: [{name: PATH, value: "/usr/sbin:/usr/bin:/sbin:/bin"}]
+YAML
+  wait_for 60 "the filler pod runs on the node" sh -c "[ \"\$('$kubectl' -n '$ns' get pod filler -o 'jsonpath={.status.phase}')\" = Running ]"
+  sched_job() {  # sched_job <name> <replicas> <seconds the trainers linger after the id> <gangScheduling>
     cat <<YAML | k apply -f - >/dev/null
 apiVersion: nccl.dev/v1alpha1
 kind: NcclJob
@@ -401,7 +453,8 @@ metadata: {name: $1}
 spec:
   replicas: $2
   gpusPerPod: 0
-  initTimeoutSeconds: 60
+  initTimeoutSeconds: 120
+  gangScheduling: $4
   template:
     spec:
       schedulerName: $sched
@@ -421,19 +474,49 @@ YAML
     k get pods -l "nccl.dev/job-name=$1" -o 'jsonpath={.items[*].status.conditions[?(@.type=="PodScheduled")].message}' | grep -q "$2"
   }
   state_is() { [ "$(nj "$1" '{.status.state}')" = "$2" ]; }
-  # big's trainers keep their pods (a finished pod frees its place on the node).
-  sched_job big 4 120
-  wait_for 60 "kube-scheduler binds 3 of big's 4 pods" bound_is big 3
+  # Pods of <job> that kube-scheduler holds at Permit until their gang is complete.
+  gang_waiting() { grep 'Quorum is not met for a gang' "$work/scheduler.log" | grep -o "pod=\"$ns/$1-[0-9]*\"" | sort -u | wc -l; }
+  gang_waiting_is() { [ "$(gang_waiting "$1")" = "$2" ]; }
+
+  # Without gang scheduling: 3 of 4 pods bind and hold their places while the 4th cannot.
+  # (big's trainers keep their pods: a finished pod frees its place on the node.)
+  sched_job big 4 300 Disabled
+  wait_for 60 "gangScheduling Disabled: kube-scheduler binds 3 of big's 4 pods" bound_is big 3
   wait_for 60 "the 4th is Unschedulable: Too many pods" unschedulable_said big "Too many pods"
   check "still 3 bound" "$(bound big)" 3
   check "all bound pods are on this test's node" \
     "$(k get pods -l nccl.dev/job-name=big -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep . | sort -u)" "$node"
   check "big is not Running" "$(nj big '{.status.state}')" Pending
+  check "big has no gang Workload" "$(k get workloads.scheduling.k8s.io big -o name 2>/dev/null || true)" ""
+  check "big's pods name no Workload" "$(k get pod big-0 -o 'jsonpath={.spec.workloadRef}')" ""
   k delete nj big --wait=true --timeout=60s >/dev/null
-  wait_for 60 "big's pods are gone" bound_is big 0
-  sched_job fits 3 0
-  wait_for 90 "a 3-pod job fits and Succeeds" state_is fits Succeeded
-  check "kube-scheduler bound all 3" "$(bound fits)" 3
+  wait_for 60 "big's pods are gone" sh -c "[ -z \"\$('$kubectl' -n '$ns' get pods -l nccl.dev/job-name=big -o name)\" ]"
+
+  # The same job gang scheduled: no pod binds while the 4th does not fit.
+  sched_job gang 4 0 Auto
+  wait_for 30 "gang's Workload: one pod group, minCount 4" sh -c \
+    "[ \"\$('$kubectl' -n '$ns' get workloads.scheduling.k8s.io gang -o 'jsonpath={.spec.podGroups[0].name}/{.spec.podGroups[0].policy.gang.minCount}')\" = trainers/4 ]"
+  check "the Workload is owned by the job" \
+    "$(k get workloads.scheduling.k8s.io gang -o 'jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].uid}')" \
+    "NcclJob/gang/$(nj gang '{.metadata.uid}')"
+  check "its controllerRef names the job" "$(k get workloads.scheduling.k8s.io gang -o 'jsonpath={.spec.controllerRef.kind}/{.spec.controllerRef.name}')" NcclJob/gang
+  wait_for 30 "gang's 4 pods exist" sh -c "[ \"\$('$kubectl' -n '$ns' get pods -l nccl.dev/job-name=gang -o name | wc -l)\" = 4 ]"
+  check "every pod names the Workload, pod group and attempt" \
+    "$(k get pods -l nccl.dev/job-name=gang -o 'jsonpath={range .items[*]}{.spec.workloadRef.name}/{.spec.workloadRef.podGroup}/{.spec.workloadRef.podGroupReplicaKey}{"\n"}{end}' | sort -u)" \
+    gang/trainers/attempt-1
+  wait_for 60 "kube-scheduler holds 3 of gang's pods for their gang" gang_waiting_is gang 3
+  wait_for 60 "the 4th is Unschedulable: Too many pods" unschedulable_said gang "Too many pods"
+  check "no pod of gang is bound" "$(bound gang)" 0
+  check "gang is not Running" "$(nj gang '{.status.state}')" Pending
+
+  # Room for the 4th: kube-scheduler lets the whole gang through at once, then all 4 are bound.
+  k delete pod filler --wait=false >/dev/null
+  wait_for 60 "kube-scheduler: the gang's quorum is met, all 4 pods allowed together" sh -c \
+    "grep 'Quorum is met for a gang' '$work/scheduler.log' | grep 'pod=\"$ns/gang-' | grep -q 'allowedPods=4'"
+  wait_for 60 "all 4 of gang's pods are bound" bound_is gang 4
+  wait_for 120 "gang Succeeds" state_is gang Succeeded
+  k delete nj gang --wait=true --timeout=60s >/dev/null
+  wait_for 60 "deleting the job deletes its Workload" sh -c "! '$kubectl' -n '$ns' get workloads.scheduling.k8s.io gang -o name >/dev/null 2>&1"
   ;;
 evict)
   # As in kill, but pod evict-2 is evicted (a node drain does this): the API server marks it

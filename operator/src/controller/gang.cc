@@ -1,0 +1,49 @@
+// The scheduling.k8s.io Workload of a gang-scheduled job (desired/gang.h): made with the job's
+// other children, before any pod of it exists; a leftover of a deleted job of the same name is
+// taken over when its pod group fits, else deleted and made again (pod groups are immutable).
+#include "api/names.h"
+#include "controller/reconciler.h"
+#include "desired/gang.h"
+#include "logging/log.h"
+
+namespace ncclop::controller {
+
+using Json = nlohmann::json;
+
+bool Reconciler::UsesGang(const api::NcclJob& job) const {
+  return desired::UsesGangScheduling(job, caches_.scheduling_workloads_served);
+}
+
+kube::Status Reconciler::EnsureSchedulingWorkload(const api::NcclJob& job) {
+  const std::string name = api::SchedulingWorkloadName(job.name);
+  const Json desired = desired::SchedulingWorkload(job);
+  auto created = client_->Create(kSchedulingWorkloads, job.namespace_, desired);
+  if (created.ok()) {
+    logging::Info("controller", "created the gang scheduling Workload",
+                  {{"job", job.namespace_ + "/" + job.name}, {"minCount", std::to_string(job.spec.replicas)}});
+  }
+  if (created.ok() || !created.status().IsAlreadyExists()) return created.status();
+  auto existing = client_->Get(kSchedulingWorkloads, job.namespace_, name);
+  if (!existing.ok()) return existing.status();
+  const Json meta = existing->value("metadata", Json::object());
+  const std::string leftover = "Workload " + name;
+  if (api::BeingDeleted(meta)) {
+    return kube::Status::Local("WaitingForLeftover", leftover + " of a deleted job of the same name is still being deleted");
+  }
+  bool owned = false;
+  for (const Json& ref : meta.value("ownerReferences", Json::array())) owned = owned || ref.value("uid", "") == job.uid;
+  if (owned && desired::SchedulingWorkloadFits(*existing, job)) return kube::Status::Ok();
+  if (desired::SchedulingWorkloadFits(*existing, job)) {
+    Json patch = {{"metadata", {{"ownerReferences", desired["metadata"]["ownerReferences"]}}}};
+    return client_->Patch(kSchedulingWorkloads, job.namespace_, name, kube::PatchType::kMerge, patch).status();
+  }
+  kube::DeleteOptions options;
+  options.precondition_uid = meta.value("uid", "");
+  kube::Status deleted = client_->Delete(kSchedulingWorkloads, job.namespace_, name, options);
+  if (!deleted.ok() && !deleted.IsNotFound()) return deleted;
+  logging::Info("controller", "deleted a gang scheduling Workload of another shape left by a deleted job of the same name",
+                {{"job", job.namespace_ + "/" + job.name}});
+  return kube::Status::Local("WaitingForLeftover", leftover + " of another pod group shape is being replaced");
+}
+
+}  // namespace ncclop::controller
