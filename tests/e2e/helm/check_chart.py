@@ -33,9 +33,12 @@ OPERATOR_RULES = {
     ("rbac.authorization.k8s.io", "rolebindings"): {"get", "list", "watch", "create", "update", "patch", "delete"},
     ("", "events"): {"create", "patch"},
     ("events.k8s.io", "events"): {"create", "patch"},
-    ("kueue.x-k8s.io", "workloads"): {"get", "list", "watch", "create"},  # Kueue admission
+    ("kueue.x-k8s.io", "workloads"): {"get", "list", "watch", "create", "patch"},  # Kueue admission; patch: suspend
     ("kueue.x-k8s.io", "workloads/status"): {"patch"},  # Finished at the job's end
+    ("scheduling.k8s.io", "workloads"): {"get", "list", "create", "patch", "delete"},  # native gang scheduling
 }
+# Cluster-scoped reads: the ResourceFlavors Kueue admits a job with (their nodeLabels and tolerations).
+CLUSTER_READ_RULES = {("kueue.x-k8s.io", "resourceflavors"): {"get"}}
 # The per-job Role the operator creates; it may only grant what the operator holds.
 JOB_ROLE_RULES = {("", "configmaps"): {"get", "list", "watch"}, ("", "pods"): {"get", "patch"}}
 
@@ -98,8 +101,10 @@ def rules_map(rules):
     return got
 
 
-def check_operator_rules(rules, where):
+def check_operator_rules(rules, where, also=None):
     got = rules_map(rules)
+    for key in also or {}:
+        check(got.pop(key, None) == also[key], f"{where}: {key} must grant exactly {sorted(also[key])}")
     check(got == OPERATOR_RULES, f"{where}: operator rules differ from the contract:\n"
           f"  extra:   {sorted((k, sorted(v - OPERATOR_RULES.get(k, set()))) for k, v in got.items() if v - OPERATOR_RULES.get(k, set()))}\n"
           f"  missing: {sorted((k, sorted(v - got.get(k, set()))) for k, v in OPERATOR_RULES.items() if v - got.get(k, set()))}")
@@ -163,7 +168,7 @@ def test_defaults():
               f"{where}: {o['kind']} lacks app.kubernetes.io/part-of")
         if o["kind"] not in ["ClusterRole", "ClusterRoleBinding"] + ROOT_ID_POLICY_KINDS:
             check(o["metadata"].get("namespace") == RELEASE_NS, f"{where}: {o['kind']} namespace")
-    check_operator_rules(one(objs, "ClusterRole", where)["rules"], where)
+    check_operator_rules(one(objs, "ClusterRole", where)["rules"], where, also=CLUSTER_READ_RULES)
     crb = one(objs, "ClusterRoleBinding", where)
     check(crb["roleRef"]["kind"] == "ClusterRole", f"{where}: ClusterRoleBinding roleRef")
     check_subject(crb, where)
@@ -213,8 +218,15 @@ def check_root_id_policy(objs, where):
 def test_one_namespace():
     where = "watchNamespace=ml"
     objs = render("watchNamespace=ml")
-    check(not of_kind(objs, "ClusterRole") and not of_kind(objs, "ClusterRoleBinding"),
-          f"{where}: no cluster-wide RBAC when one namespace is watched")
+    # Cluster-wide only the read of Kueue's ResourceFlavors (cluster-scoped), nothing else.
+    cluster_role = one(objs, "ClusterRole", where)
+    check(cluster_role and rules_map(cluster_role["rules"]) == CLUSTER_READ_RULES,
+          f"{where}: the only cluster-wide RBAC when one namespace is watched reads ResourceFlavors")
+    cluster_binding = one(objs, "ClusterRoleBinding", where)
+    check(cluster_binding and cluster_role and cluster_binding["roleRef"]["name"] == cluster_role["metadata"]["name"],
+          f"{where}: the ClusterRoleBinding binds the ResourceFlavors reader")
+    if cluster_binding:
+        check_subject(cluster_binding, where)
     roles = {r["metadata"]["namespace"]: r for r in of_kind(objs, "Role")}
     check(set(roles) == {"ml", RELEASE_NS}, f"{where}: Roles in {sorted(roles)}")
     if "ml" in roles:
