@@ -40,7 +40,8 @@ TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
   for (std::string_view name : {kLabelJobName, kLabelIndex, kLabelAttempt, kAnnotationUniqueId,
                                 kAnnotationUniqueIdAttempt, kAnnotationTrainerContainer, kDataAttempt, kDataUniqueId,
                                 kDataJobUid, kDataPublishedAt, kSidecarContainerName, kPathId, kPathInfo,
-                                kPathHealthz, kPathReadyz, kLabelKueueQueueName, kPathRootId}) {
+                                kPathHealthz, kPathReadyz, kLabelKueueQueueName, kPathRootId, kAnnotationSuspended,
+                                kGangPodGroup}) {
     ExpectQuoted(doc, name);
   }
   ExpectQuoted(doc, SidecarUrl());
@@ -48,6 +49,11 @@ TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
   ExpectQuoted(doc, std::to_string(kPaddlePort));
   ExpectQuoted(doc, ConfigMapName("<job>"));
   ExpectQuoted(doc, WorkloadName("<job>"));
+  // A pod's spec.workloadRef under native gang scheduling (attempt <n>).
+  std::string replica_key = GangReplicaKey(0);
+  replica_key.replace(replica_key.size() - 1, 1, "<n>");
+  ExpectQuoted(doc, "{name: " + SchedulingWorkloadName("<job>") + ", podGroup: " + std::string(kGangPodGroup) +
+                        ", podGroupReplicaKey: " + replica_key + "}");
   for (std::string_view field : {kFieldId, kFieldIds, kFieldAttempt, kFieldJob, kFieldJobUid}) {
     ExpectQuoted(doc, "\"" + std::string(field) + "\"");
   }

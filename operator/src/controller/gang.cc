@@ -1,7 +1,7 @@
 // The scheduling.k8s.io Workload of a gang-scheduled job (desired/gang.h): made with the job's
 // other children, before any pod of it exists; a leftover of a deleted job of the same name is
 // taken over when its pod group fits, else deleted and made again (pod groups are immutable).
-#include "api/names.h"
+#include "contract/names.h"
 #include "controller/reconciler.h"
 #include "desired/gang.h"
 #include "logging/log.h"
@@ -15,7 +15,7 @@ bool Reconciler::UsesGang(const api::NcclJob& job) const {
 }
 
 kube::Status Reconciler::EnsureSchedulingWorkload(const api::NcclJob& job) {
-  const std::string name = api::SchedulingWorkloadName(job.name);
+  const std::string name = contract::SchedulingWorkloadName(job.name);
   const Json desired = desired::SchedulingWorkload(job);
   auto created = client_->Create(kSchedulingWorkloads, job.namespace_, desired);
   if (created.ok()) {

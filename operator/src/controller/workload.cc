@@ -74,9 +74,9 @@ kube::Status Reconciler::ReleaseWorkloadQuota(const api::NcclJob& job) {
 }
 
 kube::Status Reconciler::SetWorkloadActive(const api::NcclJob& job, bool active) {
-  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, api::WorkloadName(job.name));
+  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
-  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, api::WorkloadName(job.name), kube::PatchType::kMerge,
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kMerge,
                                 desired::SetActivePatch(*cached, active));
   if (patched.ok()) {
     logging::Info("controller", active ? "activated the Kueue Workload again: the job was resumed"

@@ -1,6 +1,6 @@
 #include "desired/gang.h"
 
-#include "api/names.h"
+#include "contract/names.h"
 
 namespace ncclop::desired {
 
@@ -16,7 +16,7 @@ bool UsesGangScheduling(const api::NcclJob& job, bool served) {
 namespace {
 
 Json PodGroups(const api::NcclJob& job) {
-  return Json::array({{{"name", api::kGangPodGroup}, {"policy", {{"gang", {{"minCount", job.spec.replicas}}}}}}});
+  return Json::array({{{"name", contract::kGangPodGroup}, {"policy", {{"gang", {{"minCount", job.spec.replicas}}}}}}});
 }
 
 }  // namespace
@@ -24,9 +24,9 @@ Json PodGroups(const api::NcclJob& job) {
 Json SchedulingWorkload(const api::NcclJob& job) {
   return {{"apiVersion", "scheduling.k8s.io/v1alpha1"},
           {"kind", "Workload"},
-          {"metadata", ObjectMetadata(job, api::SchedulingWorkloadName(job.name))},
+          {"metadata", ObjectMetadata(job, contract::SchedulingWorkloadName(job.name))},
           {"spec",
-           {{"controllerRef", {{"apiGroup", api::kGroup}, {"kind", api::kKind}, {"name", job.name}}},
+           {{"controllerRef", {{"apiGroup", contract::kGroup}, {"kind", contract::kKind}, {"name", job.name}}},
             {"podGroups", PodGroups(job)}}}};
 }
 
@@ -36,14 +36,14 @@ bool SchedulingWorkloadFits(const Json& existing, const api::NcclJob& job) {
   if (!groups.is_array() || groups.size() != 1 || !groups[0].is_object()) return false;
   const Json& group = groups[0];
   const Json min_count = group.value("policy", Json::object()).value("gang", Json::object()).value("minCount", Json());
-  return group.value("name", "") == api::kGangPodGroup && min_count.is_number_integer() &&
+  return group.value("name", "") == contract::kGangPodGroup && min_count.is_number_integer() &&
          min_count.get<int>() == job.spec.replicas;
 }
 
 void ReferenceSchedulingWorkload(Json& pod, const api::NcclJob& job, int attempt) {
-  pod["spec"]["workloadRef"] = {{"name", api::SchedulingWorkloadName(job.name)},
-                                {"podGroup", api::kGangPodGroup},
-                                {"podGroupReplicaKey", api::GangReplicaKey(attempt)}};
+  pod["spec"]["workloadRef"] = {{"name", contract::SchedulingWorkloadName(job.name)},
+                                {"podGroup", contract::kGangPodGroup},
+                                {"podGroupReplicaKey", contract::GangReplicaKey(attempt)}};
 }
 
 }  // namespace ncclop::desired

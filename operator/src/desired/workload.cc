@@ -104,7 +104,7 @@ namespace ncclop::desired {
 Json SetActivePatch(const Json& workload, bool active) {
   const Json metadata = workload.value("metadata", Json::object());
   Json patch = {{"metadata", {{"resourceVersion", metadata.value("resourceVersion", "")},
-                              {"annotations", {{std::string(api::kAnnotationSuspended), active ? Json() : Json("true")}}}}},
+                              {"annotations", {{std::string(contract::kAnnotationSuspended), active ? Json() : Json("true")}}}}},
                 {"spec", {{"active", active}}}};
   return patch;
 }

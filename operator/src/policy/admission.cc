@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "api/names.h"
+#include "contract/names.h"
 
 namespace ncclop::policy {
 namespace {
@@ -50,7 +50,7 @@ ObservedWorkload ObserveWorkload(const Json& workload) {
   const Json spec = workload.value("spec", Json::object());
   if (auto active = spec.find("active"); active != spec.end() && active->is_boolean()) out.active = active->get<bool>();
   const Json annotations = workload.value("metadata", Json::object()).value("annotations", Json::object());
-  out.deactivated_for_suspend = annotations.is_object() && annotations.contains(std::string(api::kAnnotationSuspended));
+  out.deactivated_for_suspend = annotations.is_object() && annotations.contains(std::string(contract::kAnnotationSuspended));
   return out;
 }
 

@@ -637,8 +637,12 @@ cleanup)
          | xargs -I{} "$kubectl" -n "$ns" get {} -o name 2>/dev/null \
          | grep -v -e '^configmap/kube-root-ca.crt$' -e '^serviceaccount/default$' || true)
   check "after helm uninstall nothing of the release is left in the namespace (its Lease included)" "$left" ""
+  # Other flow tests install releases of the same name in their own namespaces: helm marks
+  # each object with its release's namespace.
   check "no cluster-scoped objects of the release" \
-    "$("$kubectl" get clusterroles,clusterrolebindings -l "app.kubernetes.io/instance=$rel" -o name)" ""
+    "$("$kubectl" get clusterroles,clusterrolebindings -l "app.kubernetes.io/instance=$rel" \
+        -o jsonpath='{range .items[*]}{.metadata.annotations.meta\.helm\.sh/release-namespace} {.metadata.name}{"\n"}{end}' \
+      | awk -v ns="$ns" '$1 == ns')" ""
   "$kubectl" get crd nccljobs.nccl.dev >/dev/null && pass "the CRD stays" || fail "CRD gone"
   ;;
 torch)
