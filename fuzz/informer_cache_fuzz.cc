@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cache/trim.h"
-#include "kube/informer.h"
+#include "kube/cache_updater.h"
 #include "kube/store.h"
 #include "kube/watch.h"
 
@@ -43,7 +43,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   store.AddIndex("job", kube::IndexByLabel("nccl.dev/job"));
   store.AddIndex("namespace", kube::IndexByNamespace());
   std::vector<kube::EventHandlers> handlers(1);
-  kube::Reflector reflector(&store, &handlers, [](nlohmann::json& object) {
+  kube::CacheUpdater updater(&store, &handlers, [](nlohmann::json& object) {
     kube::StripManagedFields(object);
     ncclop::cache::TrimPod(object);
   });
@@ -61,7 +61,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       }
     }
     model_rv = ListResourceVersion(list);
-    reflector.ApplyList(std::move(items), model_rv);
+    updater.ApplyList(std::move(items), model_rv);
   }
 
   kube::WatchDecoder decoder;
@@ -71,7 +71,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     const std::string key = kube::ObjectKey(event.object);
     const kube::EventType type = event.type;
     const std::string rv = event.ResourceVersion();
-    const bool applied = reflector.ApplyEvent(std::move(event));
+    const bool applied = updater.ApplyEvent(std::move(event));
     if (applied != (type != kube::EventType::kError)) std::abort();
     if (type == kube::EventType::kError) return;
     if (!rv.empty()) model_rv = rv;
@@ -85,7 +85,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const auto& [key, n] : model) expected.push_back(key);
   if (keys != expected) std::abort();
   if (store.size() != model.size()) std::abort();
-  if (reflector.resource_version() != model_rv) std::abort();
+  if (updater.resource_version() != model_rv) std::abort();
   for (const auto& object : store.List()) {
     const std::string key = kube::ObjectKey(*object);
     if (store.Get(key) != object) std::abort();

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "kube/informer.h"
+#include "kube/cache_updater.h"
 #include "kube/store.h"
 #include "kube/watch.h"
 
@@ -134,7 +134,7 @@ int main(int argc, char** argv) {
     store.AddIndex("job", kube::IndexByLabel("nccl.dev/job-name"));
     std::vector<kube::EventHandlers> handlers{{
         [](const kube::ObjectPtr&) {}, [](const kube::ObjectPtr&, const kube::ObjectPtr&) {}, [](const kube::ObjectPtr&) {}}};
-    kube::Reflector reflector(&store, &handlers);
+    kube::CacheUpdater cache_updater(&store, &handlers);
     kube::WatchDecoder decoder;
     std::size_t applied = 0, errors = 0;
     auto sink = [&](kube::Result<kube::WatchEvent>&& ev) {
@@ -143,7 +143,7 @@ int main(int argc, char** argv) {
         return;
       }
       if (ev->type != kube::EventType::kBookmark) ++applied;
-      reflector.ApplyEvent(std::move(*ev));
+      cache_updater.ApplyEvent(std::move(*ev));
     };
     const auto start = std::chrono::steady_clock::now();
     for (std::size_t off = 0; off < stream.size(); off += chunk) {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "kube/informer.h"
+#include "kube/cache_updater.h"
 #include "kube/store.h"
 
 namespace kube {
@@ -37,7 +37,7 @@ TEST(StoreTest, KeysAndIndexes) {
   EXPECT_EQ(SplitKey("x"), (std::pair<std::string, std::string>{"", "x"}));
 }
 
-TEST(ReflectorTest, ListThenEventsDriveHandlersAndCache) {
+TEST(CacheUpdaterTest, ListThenEventsDriveHandlersAndCache) {
   Store store;
   store.AddIndex("job", IndexByLabel("nccl.dev/job-name"));
   std::vector<std::string> calls;
@@ -49,7 +49,7 @@ TEST(ReflectorTest, ListThenEventsDriveHandlersAndCache) {
       },
       [&](const ObjectPtr& o) { calls.push_back("delete " + ObjectKey(*o)); },
   }};
-  Reflector r(&store, &handlers);
+  CacheUpdater r(&store, &handlers);
   r.ApplyList({Pod("a", "p0", "1", "j"), Pod("a", "p1", "2", "j")}, "2");
   EXPECT_EQ(r.resource_version(), "2");
   r.ApplyEvent(WatchEvent{EventType::kModified, Pod("a", "p0", "3", "j")});
@@ -65,13 +65,13 @@ TEST(ReflectorTest, ListThenEventsDriveHandlersAndCache) {
   EXPECT_EQ(store.ByIndex("job", "j").size(), 1u);
 }
 
-TEST(ReflectorTest, TransformRunsBeforeCacheAndHandlers) {
+TEST(CacheUpdaterTest, TransformRunsBeforeCacheAndHandlers) {
   Store store;
   std::vector<std::string> seen;  // what handlers saw of the "big" field
   auto record = [&](const ObjectPtr& o) { seen.push_back(o->contains("spec") ? "spec" : "trimmed"); };
   std::vector<EventHandlers> handlers{{record, [&](const ObjectPtr&, const ObjectPtr& o) { record(o); }, record}};
   int calls = 0;
-  Reflector r(&store, &handlers, [&](nlohmann::json& o) {
+  CacheUpdater r(&store, &handlers, [&](nlohmann::json& o) {
     ++calls;
     o.erase("spec");
   });

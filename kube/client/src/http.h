@@ -50,6 +50,15 @@ class HttpTransport {
   void InvalidateToken();
 
  private:
+  struct Lists;
+  // The steps of one exchange; handles are CURL*, kept opaque so that this header needs no
+  // curl header.
+  void SetTarget(void* curl, const HttpRequest& request, Lists* lists);
+  void SetTransfer(void* curl, const HttpRequest& request, void* transfer);
+  void SetTls(void* curl);
+  void SetHeadersAndMethod(void* curl, const HttpRequest& request, Lists* lists);
+  void ReadOutcome(void* curl, int curl_code, const char* error_buffer, const HttpRequest& request,
+                   const void* transfer, HttpResult* result);
   void* AcquireHandle();
   void ReleaseHandle(void* handle);
   std::string BearerToken();

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "logging/log.h"
+#include "read_file.h"
 
 namespace kube::internal {
 namespace {
@@ -58,15 +59,6 @@ size_t OnWrite(char* data, size_t size, size_t n, void* user) {
 int OnProgress(void* user, curl_off_t, curl_off_t, curl_off_t, curl_off_t) {
   auto* t = static_cast<Transfer*>(user);
   return t->request->stop.stop_requested() ? 1 : 0;
-}
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
 }
 
 bool TlsIsMbedTls() {
@@ -143,6 +135,18 @@ std::string HttpTransport::BearerToken() {
   return token_.empty() ? config_.token : token_;
 }
 
+// The curl_slists of one exchange, freed with it.
+struct HttpTransport::Lists {
+  curl_slist* headers = nullptr;
+  curl_slist* connect_to = nullptr;
+  std::string content_type_header;  // the slists copy their strings; kept for clarity of lifetime
+  std::string auth_header;
+  ~Lists() {
+    curl_slist_free_all(headers);
+    curl_slist_free_all(connect_to);
+  }
+};
+
 HttpResult HttpTransport::Perform(const HttpRequest& request) {
   HttpResult result;
   CURL* curl = static_cast<CURL*>(AcquireHandle());
@@ -153,18 +157,38 @@ HttpResult HttpTransport::Perform(const HttpRequest& request) {
   curl_easy_reset(curl);  // keeps the connection cache, forgets the previous options
   Transfer transfer{&request, curl, &result};
   char error_buffer[CURL_ERROR_SIZE] = {0};
+  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  {
+    Lists lists;
+    SetTarget(curl, request, &lists);
+    SetTransfer(curl, request, &transfer);
+    SetTls(curl);
+    SetHeadersAndMethod(curl, request, &lists);
+    CURLcode rc = curl_easy_perform(curl);
+    ReadOutcome(curl, rc, error_buffer, request, &transfer, &result);
+  }
+  // A handle whose transfer failed may hold a half-read connection; curl closes those itself,
+  // so the handle is safe to reuse.
+  ReleaseHandle(curl);
+  return result;
+}
 
+void HttpTransport::SetTarget(void* handle, const HttpRequest& request, Lists* lists) {
+  CURL* curl = static_cast<CURL*>(handle);
   // Checking the certificate for another name than the URL's host: the URL carries that name
   // (TLS checks and sends it), CURLOPT_CONNECT_TO the real address.
-  std::string routed_url;
-  curl_slist* connect_to = nullptr;
   if (tls_route_ && request.url.compare(0, config_.server.size(), config_.server) == 0) {
-    routed_url = tls_route_->server + request.url.substr(config_.server.size());
-    connect_to = curl_slist_append(nullptr, tls_route_->connect_to.c_str());
-    curl_easy_setopt(curl, CURLOPT_CONNECT_TO, connect_to);
+    const std::string routed_url = tls_route_->server + request.url.substr(config_.server.size());
+    lists->connect_to = curl_slist_append(nullptr, tls_route_->connect_to.c_str());
+    curl_easy_setopt(curl, CURLOPT_CONNECT_TO, lists->connect_to);
+    curl_easy_setopt(curl, CURLOPT_URL, routed_url.c_str());  // curl copies the URL
+  } else {
+    curl_easy_setopt(curl, CURLOPT_URL, request.url.c_str());
   }
-  curl_easy_setopt(curl, CURLOPT_URL, routed_url.empty() ? request.url.c_str() : routed_url.c_str());
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+}
+
+void HttpTransport::SetTransfer(void* handle, const HttpRequest& request, void* transfer) {
+  CURL* curl = static_cast<CURL*>(handle);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, CURL_HTTP_VERSION_1_1);
   curl_easy_setopt(curl, CURLOPT_USERAGENT, options_.user_agent.c_str());
@@ -173,10 +197,10 @@ HttpResult HttpTransport::Perform(const HttpRequest& request) {
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, 30L);
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, 15L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnWrite);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &transfer);
+  curl_easy_setopt(curl, CURLOPT_WRITEDATA, transfer);
   curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
-  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &transfer);
+  curl_easy_setopt(curl, CURLOPT_XFERINFODATA, transfer);
   if (request.streaming) {
     // No overall timeout: a watch lives for minutes. A stream that stays silent longer than
     // the server's own timeout plus slack is dead.
@@ -186,8 +210,11 @@ HttpResult HttpTransport::Perform(const HttpRequest& request) {
     const auto timeout = request.timeout.count() > 0 ? request.timeout : options_.request_timeout;
     curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, static_cast<long>(std::max<std::int64_t>(1, timeout.count())));
   }
+}
 
-  // TLS: the cluster CA, optional client certificate, or (only when allowed) no checks.
+// TLS: the cluster CA, optional client certificate, or (only when allowed) no checks.
+void HttpTransport::SetTls(void* handle) {
+  CURL* curl = static_cast<CURL*>(handle);
   if (!config_.ca_data.empty()) SetBlob(curl, CURLOPT_CAINFO_BLOB, config_.ca_data);
   else if (!config_.ca_file.empty()) curl_easy_setopt(curl, CURLOPT_CAINFO, config_.ca_file.c_str());
   if (!config_.client_cert_data.empty()) {
@@ -206,59 +233,58 @@ HttpResult HttpTransport::Perform(const HttpRequest& request) {
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 0L);
     curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 0L);
   }
+}
 
-  curl_slist* headers = nullptr;
-  headers = curl_slist_append(headers, "Accept: application/json");
-  headers = curl_slist_append(headers, "Expect:");
-  std::string content_type_header;
+void HttpTransport::SetHeadersAndMethod(void* handle, const HttpRequest& request, Lists* lists) {
+  CURL* curl = static_cast<CURL*>(handle);
+  lists->headers = curl_slist_append(lists->headers, "Accept: application/json");
+  lists->headers = curl_slist_append(lists->headers, "Expect:");
   if (!request.content_type.empty()) {
-    content_type_header = "Content-Type: " + std::string(request.content_type);
-    headers = curl_slist_append(headers, content_type_header.c_str());
+    lists->content_type_header = "Content-Type: " + std::string(request.content_type);
+    lists->headers = curl_slist_append(lists->headers, lists->content_type_header.c_str());
   }
-  std::string auth_header;
   if (std::string token = BearerToken(); !token.empty()) {
-    auth_header = "Authorization: Bearer " + token;
-    headers = curl_slist_append(headers, auth_header.c_str());
+    lists->auth_header = "Authorization: Bearer " + token;
+    lists->headers = curl_slist_append(lists->headers, lists->auth_header.c_str());
   }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, lists->headers);
 
   const std::string method(request.method);
   if (method == "GET") {
     curl_easy_setopt(curl, CURLOPT_HTTPGET, 1L);
-  } else {
-    if (method != "POST") curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());
-    if (method != "DELETE" || !request.body.empty()) {
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
-    }
+    return;
   }
+  if (method != "POST") curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method.c_str());  // curl copies it
+  if (method != "DELETE" || !request.body.empty()) {
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(request.body.size()));
+    curl_easy_setopt(curl, CURLOPT_POSTFIELDS, request.body.data());
+  }
+}
 
-  CURLcode rc = curl_easy_perform(curl);
-  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result.code);
+void HttpTransport::ReadOutcome(void* handle, int code, const char* error_buffer, const HttpRequest& request,
+                                const void* transfer_ptr, HttpResult* result) {
+  CURL* curl = static_cast<CURL*>(handle);
+  const auto rc = static_cast<CURLcode>(code);
+  const auto* transfer = static_cast<const Transfer*>(transfer_ptr);
+  curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &result->code);
   if (char* ct = nullptr; curl_easy_getinfo(curl, CURLINFO_CONTENT_TYPE, &ct) == CURLE_OK && ct) {
-    result.content_type = ct;
+    result->content_type = ct;
   }
   curl_off_t retry_after = 0;
   if (curl_easy_getinfo(curl, CURLINFO_RETRY_AFTER, &retry_after) == CURLE_OK) {
-    result.retry_after_seconds = static_cast<int>(retry_after);
+    result->retry_after_seconds = static_cast<int>(retry_after);
   }
-  if (rc == CURLE_ABORTED_BY_CALLBACK || (rc == CURLE_WRITE_ERROR && transfer.aborted_by_handler)) {
-    result.transport = Status::Local("Cancelled", "request cancelled");
+  if (rc == CURLE_ABORTED_BY_CALLBACK || (rc == CURLE_WRITE_ERROR && transfer->aborted_by_handler)) {
+    result->transport = Status::Local("Cancelled", "request cancelled");
   } else if (rc != CURLE_OK) {
     std::string detail = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(rc);
     if (rc == CURLE_PEER_FAILED_VERIFICATION && tls_route_ && config_.tls_server_name.empty()) {
       detail += " (the certificate was checked for the name " + std::string(kInClusterServerName) +
                 ": this TLS library cannot match IP addresses; set tls-server-name in the kubeconfig)";
     }
-    result.transport = Status::Transport(method + " " + request.url + ": " + detail);
-    result.code = 0;
+    result->transport = Status::Transport(std::string(request.method) + " " + request.url + ": " + detail);
+    result->code = 0;
   }
-  curl_slist_free_all(headers);
-  curl_slist_free_all(connect_to);
-  // A handle whose transfer failed may hold a half-read connection; curl closes those itself,
-  // so the handle is safe to reuse.
-  ReleaseHandle(curl);
-  return result;
 }
 
 }  // namespace kube::internal

@@ -1,4 +1,5 @@
-// List-then-watch with a cache (client-go's Reflector + Informer): lists, watches from the
+// List-then-watch with a cache (client-go's Informer: its Reflector, the list/watch loop, is
+// Run/ListOnce here; kube/cache_updater.h applies what they read): lists, watches from the
 // list's resourceVersion with bookmarks, rewatches when the server ends a watch, relists on
 // 410 Gone, reconnects with backoff when the API server is away, and never spins. Handlers
 // run on the informer's thread, in order; keep them short (enqueue a key).
@@ -19,28 +20,13 @@
 #include <nlohmann/json.hpp>
 
 #include "kube/backoff.h"
+#include "kube/cache_updater.h"
 #include "kube/client.h"
 #include "kube/resource.h"
 #include "kube/store.h"
 #include "kube/watch.h"
 
 namespace kube {
-
-struct EventHandlers {
-  std::function<void(const ObjectPtr& object)> on_add;
-  std::function<void(const ObjectPtr& old_object, const ObjectPtr& new_object)> on_update;
-  // For a delete seen only through a relist, `object` is the last state the cache held.
-  std::function<void(const ObjectPtr& object)> on_delete;
-};
-
-// Rewrites an object in place before it is cached and before handlers see it (e.g. drops
-// the fields a controller never reads, to bound the cache's memory). Must leave
-// metadata.namespace/name (the cache key) and metadata.resourceVersion intact.
-using ObjectTransform = std::function<void(nlohmann::json& object)>;
-
-// Removes metadata.managedFields (often the largest part of metadata). A PUT of an object
-// without managedFields keeps the server's record, so cached objects stay writable.
-void StripManagedFields(nlohmann::json& object);
 
 struct InformerOptions {
   std::string namespace_;  // "" = all namespaces (or a cluster-scoped resource)
@@ -58,27 +44,6 @@ struct InformerOptions {
   // Items per list page. Each page is transformed before the next is fetched, so a smaller
   // page lowers the peak memory of a (re)list of large objects.
   std::int64_t list_page_size = 500;
-};
-
-// Applies list results and watch events to a Store and calls the handlers. Pure (no I/O):
-// the Informer feeds it, and tests and benchmarks feed it directly.
-class Reflector {
- public:
-  Reflector(Store* store, std::vector<EventHandlers>* handlers, ObjectTransform prepare = {})
-      : store_(store), handlers_(handlers), prepare_(std::move(prepare)) {}
-  void ApplyList(std::vector<nlohmann::json>&& items, const std::string& resource_version);
-  // ApplyList for items that already went through prepare() (the Informer transforms each
-  // list page as it arrives).
-  void ApplyPreparedList(std::vector<nlohmann::json>&& items, const std::string& resource_version);
-  // Returns false for an ERROR event (the caller decides: relist on IsGone()).
-  bool ApplyEvent(WatchEvent&& event);
-  const std::string& resource_version() const { return resource_version_; }
-
- private:
-  Store* store_;
-  std::vector<EventHandlers>* handlers_;
-  ObjectTransform prepare_;
-  std::string resource_version_;
 };
 
 class Informer {
@@ -115,7 +80,7 @@ class Informer {
   InformerOptions options_;
   Store store_;
   std::vector<EventHandlers> handlers_;
-  Reflector reflector_;
+  CacheUpdater cache_updater_;
   std::atomic<bool> synced_{false};
   std::atomic<int> relists_{0};
   std::atomic<int> watch_restarts_{0};

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "contract/unique_id.h"
+#include "read_file.h"
 #include "yaml_subset.h"
 
 namespace kube {
@@ -13,6 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
+using internal::ReadFile;
 
 // kubeconfig *-data fields are standard base64 that tools sometimes wrap or leave unpadded:
 // folded to the one strict form (contract/unique_id.h) before decoding.
@@ -35,15 +37,6 @@ std::optional<std::string> DecodeKubeconfigData(std::string_view value) {
 
 Status ConfigError(const std::string& where, const std::string& what) {
   return Status::Local("InvalidConfig", where + ": " + what);
-}
-
-bool ReadFile(const std::string& path, std::string* out) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  *out = ss.str();
-  return true;
 }
 
 // Finds {"name": name, <field>: {...}} in a named list such as clusters or users.

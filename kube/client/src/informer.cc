@@ -6,12 +6,6 @@
 
 namespace kube {
 
-void StripManagedFields(nlohmann::json& object) {
-  if (!object.is_object()) return;
-  auto md = object.find("metadata");
-  if (md != object.end() && md->is_object()) md->erase("managedFields");
-}
-
 namespace {
 
 ObjectTransform CombinedTransform(const InformerOptions& options) {
@@ -24,80 +18,11 @@ ObjectTransform CombinedTransform(const InformerOptions& options) {
 
 }  // namespace
 
-void Reflector::ApplyList(std::vector<nlohmann::json>&& items, const std::string& resource_version) {
-  if (prepare_) {
-    for (auto& item : items) prepare_(item);
-  }
-  ApplyPreparedList(std::move(items), resource_version);
-}
-
-void Reflector::ApplyPreparedList(std::vector<nlohmann::json>&& items, const std::string& resource_version) {
-  std::vector<ObjectPtr> fresh;
-  std::vector<ObjectPtr> previous;
-  fresh.reserve(items.size());
-  previous.reserve(items.size());
-  for (auto& item : items) {
-    auto object = std::make_shared<const nlohmann::json>(std::move(item));
-    previous.push_back(store_->Get(ObjectKey(*object)));
-    fresh.push_back(std::move(object));
-  }
-  std::vector<ObjectPtr> removed;
-  store_->Replace(fresh, &removed);
-  resource_version_ = resource_version;
-  for (const auto& h : *handlers_) {
-    for (std::size_t i = 0; i < fresh.size(); ++i) {
-      if (previous[i] == nullptr) {
-        if (h.on_add) h.on_add(fresh[i]);
-      } else if (h.on_update) {
-        h.on_update(previous[i], fresh[i]);
-      }
-    }
-    for (const auto& gone : removed) {
-      if (h.on_delete) h.on_delete(gone);
-    }
-  }
-}
-
-bool Reflector::ApplyEvent(WatchEvent&& event) {
-  if (event.type == EventType::kError) return false;
-  std::string rv = event.ResourceVersion();
-  if (!rv.empty()) resource_version_ = std::move(rv);
-  switch (event.type) {
-    case EventType::kAdded:
-    case EventType::kModified: {
-      if (prepare_) prepare_(event.object);
-      auto object = std::make_shared<const nlohmann::json>(std::move(event.object));
-      ObjectPtr old = store_->Upsert(object);
-      for (const auto& h : *handlers_) {
-        if (old == nullptr) {
-          if (h.on_add) h.on_add(object);
-        } else if (h.on_update) {
-          h.on_update(old, object);
-        }
-      }
-      break;
-    }
-    case EventType::kDeleted: {
-      ObjectPtr old = store_->Remove(ObjectKey(event.object));
-      if (prepare_) prepare_(event.object);
-      ObjectPtr last = std::make_shared<const nlohmann::json>(std::move(event.object));
-      for (const auto& h : *handlers_) {
-        if (h.on_delete) h.on_delete(last);
-      }
-      break;
-    }
-    case EventType::kBookmark:
-    case EventType::kError:
-      break;
-  }
-  return true;
-}
-
 Informer::Informer(std::shared_ptr<Client> client, Resource resource, InformerOptions options)
     : client_(std::move(client)),
       resource_(std::move(resource)),
       options_(std::move(options)),
-      reflector_(&store_, &handlers_, CombinedTransform(options_)) {
+      cache_updater_(&store_, &handlers_, CombinedTransform(options_)) {
   if (options_.name.empty()) options_.name = resource_.plural;
 }
 
@@ -167,7 +92,7 @@ bool Informer::ListOnce(std::stop_token stop, Backoff* backoff) {
   }
   {
     std::lock_guard lock(dispatch_mu_);
-    reflector_.ApplyPreparedList(std::move(list->items), list->resource_version);
+    cache_updater_.ApplyPreparedList(std::move(list->items), list->resource_version);
   }
   SetLastResourceVersion(list->resource_version);
   if (!synced_.exchange(true)) {
@@ -189,7 +114,7 @@ void Informer::Run(std::stop_token stop) {
     WatchOptions wo;
     wo.label_selector = options_.label_selector;
     wo.field_selector = options_.field_selector;
-    wo.resource_version = reflector_.resource_version();
+    wo.resource_version = cache_updater_.resource_version();
     wo.allow_bookmarks = true;
     // Spread watch ends so many informers do not reconnect at the same moment.
     const int base = std::max(1, options_.watch_timeout_seconds);
@@ -204,8 +129,8 @@ void Informer::Run(std::stop_token stop) {
           if (bad_event) return false;  // a skipped event may hide a delete: relist
           ++events;
           std::lock_guard lock(dispatch_mu_);
-          reflector_.ApplyEvent(std::move(event));
-          SetLastResourceVersion(reflector_.resource_version());
+          cache_updater_.ApplyEvent(std::move(event));
+          SetLastResourceVersion(cache_updater_.resource_version());
           return true;
         },
         stop,
