@@ -101,15 +101,20 @@ def start_operator(args, ns, work):
                     f"--health-probe-bind-address=127.0.0.1:{health_port}", "--log-level=warn"],
                    f"{work}/operator.log")
 
+    wait_ready("operator", proc, f"{work}/operator.log", health_port)
+    return proc, f"http://127.0.0.1:{metrics_port}/metrics"
+
+
+def wait_ready(name, proc, log, health_port):
+    """Waits up to 60 s for the controller's /readyz on 127.0.0.1:health_port; fails at once if it exited."""
     def ready():
         if not proc.alive():
-            raise RuntimeError(f"the operator exited; see {work}/operator.log")
+            raise RuntimeError(f"{name} exited; see {log}")
         try:
             return urllib.request.urlopen(f"http://127.0.0.1:{health_port}/readyz", timeout=2).status == 200
         except OSError:
             return False
-    wait_for("operator ready", ready, 60)
-    return proc, f"http://127.0.0.1:{metrics_port}/metrics"
+    wait_for(f"{name} ready", ready, 60)
 
 
 def start_jobset(args, ns, work):
@@ -134,14 +139,7 @@ health: {{healthProbeBindAddress: "127.0.0.1:{health}"}}
     proc = Process([f"{args.jobset_dir}/jobset-manager", "--config", f"{work}/jobset-config.yaml"],
                    f"{work}/jobset.log", env=env)
 
-    def ready():
-        if not proc.alive():
-            raise RuntimeError(f"jobset-manager exited; see {work}/jobset.log")
-        try:
-            return urllib.request.urlopen(f"http://127.0.0.1:{health}/readyz", timeout=2).status == 200
-        except OSError:
-            return False
-    wait_for("jobset ready", ready, 60)
+    wait_ready("jobset-manager", proc, f"{work}/jobset.log", health)
     return proc, None
 
 
