@@ -38,7 +38,7 @@ struct Server {
     config.world_size = 2;
     config.attempt = 1;
     board.Observe(1, std::string(128, '\x07'));
-    api = std::make_unique<sidecar::ApiServer>(config, board, [](int64_t, const std::string&) {});
+    api = std::make_unique<sidecar::ApiServer>(config, board, sidecar::RootIdKeeper{[](int64_t, const std::string&) {}, {}});
     port = api->Bind({"127.0.0.1", 0});
     if (port <= 0) std::abort();
     api->Start();

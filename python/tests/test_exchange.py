@@ -70,6 +70,53 @@ def test_nobody_listening_ends_at_the_deadline_naming_the_last_error():
         unique_id(env=env, timeout=1)
 
 
+def _read_request_body(conn):
+    raw = b""
+    while b"\r\n\r\n" not in raw or len(raw) < raw.index(b"\r\n\r\n") + 4 + _content_length(raw):
+        chunk = conn.recv(4096)
+        if not chunk:
+            return b""
+        raw += chunk
+    head_end = raw.index(b"\r\n\r\n") + 4
+    return raw[head_end:head_end + _content_length(raw)]
+
+
+def _content_length(raw):
+    for line in raw.split(b"\r\n"):
+        if line.lower().startswith(b"content-length:"):
+            return int(line.split(b":", 1)[1])
+    return 0
+
+
+def test_the_root_posts_the_same_id_again_when_its_sidecar_dies_before_answering():
+    """The root gap: a root sidecar answers the POST only once the id is on its pod, so one
+    killed before that closes the connection unanswered; the client posts the same id again
+    to the sidecar the kubelet restarts on the same port."""
+    bodies = []
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+
+        def sidecar():
+            killed, _ = listener.accept()
+            with killed:
+                bodies.append(_read_request_body(killed))
+            restarted, _ = listener.accept()
+            with restarted:
+                bodies.append(_read_request_body(restarted))
+                restarted.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\n"
+                                  b"Connection: close\r\n\r\n{\"attempt\":4}")
+
+        server = threading.Thread(target=sidecar)
+        server.start()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        nccl_k8s.sidecar.post_id(url, ID, 4, time.monotonic() + 10)
+        server.join(10)
+    assert len(bodies) == 2 and bodies[0]
+    assert bodies[1] == bodies[0]  # the same id and attempt again
+    assert b'"attempt": 4' in bodies[0]
+
+
 def test_the_root_needs_create_and_128_bytes():
     env = parse_job_env(pod_env(0, 1))
     with pytest.raises(InvalidArgumentError, match="pod 0 makes the id: pass create="):

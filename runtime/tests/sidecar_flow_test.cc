@@ -224,6 +224,63 @@ TEST_F(SidecarFlow, GivesUpAtTheDeadlineWhenNoIdComes) {
   EXPECT_LT(took, 3s);
 }
 
+// Reads one HTTP request (head and Content-Length body) from `fd`; its body, or "" when it broke off.
+std::string ReadRequestBody(int fd) {
+  std::string raw;
+  char buf[4096];
+  for (;;) {
+    size_t head_end = raw.find("\r\n\r\n");
+    if (head_end != std::string::npos) {
+      size_t at = raw.find("Content-Length: ");
+      size_t length = at == std::string::npos ? 0 : std::stoul(raw.substr(at + 16));
+      if (raw.size() >= head_end + 4 + length) return raw.substr(head_end + 4, length);
+    }
+    ssize_t n = recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) return "";
+    raw.append(buf, static_cast<size_t>(n));
+  }
+}
+
+// The root gap: a root sidecar answers the POST only once the id is on its pod, so one killed
+// before that closes the connection without an answer. The client must post the same id again
+// (to the sidecar the kubelet restarts on the same port), or the attempt's id is lost.
+TEST(SidecarClient, PostsTheSameIdAgainWhenTheSidecarDiesBeforeAnswering) {
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ASSERT_EQ(bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(listen(listener, 4), 0);
+  socklen_t len = sizeof addr;
+  ASSERT_EQ(getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  const std::string url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+
+  std::vector<std::string> bodies;
+  std::thread sidecar([&] {
+    int killed = accept(listener, nullptr, nullptr);  // accepted the id, died before answering
+    bodies.push_back(ReadRequestBody(killed));
+    close(killed);
+    int restarted = accept(listener, nullptr, nullptr);
+    bodies.push_back(ReadRequestBody(restarted));
+    const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 13\r\n"
+                               "Connection: close\r\n\r\n{\"attempt\":4}";
+    send(restarted, answer.data(), answer.size(), MSG_NOSIGNAL);
+    close(restarted);
+  });
+  IdBytes id{};
+  for (size_t i = 0; i < id.size(); ++i) id[i] = static_cast<unsigned char>(i * 3 + 1);
+  Status posted = PostId(url, id, 4, Clock::now() + 10s);
+  sidecar.join();
+  close(listener);
+  ASSERT_TRUE(posted.ok()) << posted.ToString();
+  ASSERT_EQ(bodies.size(), 2u);
+  EXPECT_FALSE(bodies[0].empty());
+  EXPECT_EQ(bodies[1], bodies[0]);  // the same id and attempt again
+  EXPECT_NE(bodies[0].find(IdToBase64(id)), std::string::npos) << bodies[0];
+  EXPECT_NE(bodies[0].find("\"attempt\":4"), std::string::npos) << bodies[0];
+}
+
 TEST(SidecarClient, RetriesUntilTheDeadlineWhenNothingListens) {
   auto started = Clock::now();
   auto fetched = FetchId("http://127.0.0.1:1", 1, started + 500ms);

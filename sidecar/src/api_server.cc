@@ -29,13 +29,14 @@ HttpServerLimits ApiLimits() {
 
 }  // namespace
 
-ApiServer::ApiServer(const Config& config, IdBoard& board, RootIdSink on_root_id)
+ApiServer::ApiServer(const Config& config, IdBoard& board, RootIdKeeper keeper, std::chrono::milliseconds keep_wait)
     : config_(config),
       board_(board),
-      on_root_id_(std::move(on_root_id)),
+      keeper_(std::move(keeper)),
+      keep_wait_(keep_wait),
       server_(kComponent, ApiLimits(), "no such path; the API is /v1/id and /v1/info") {
   const std::string id_path(contract::kPathId);
-  server_.Handle("POST", id_path, [this](const HttpRequest& req) -> Reply { return HandlePostId(req); });
+  server_.Handle("POST", id_path, [this](const HttpRequest& req) { return HandlePostId(req); });
   server_.Handle("GET", id_path, [this](const HttpRequest& req) { return HandleGetId(req); });
   server_.Handle("GET", std::string(contract::kPathInfo), [this](const HttpRequest&) -> Reply { return HandleInfo(); });
   // Standalone with several roots there is no ConfigMap: the sidecars gather the list from each
@@ -57,7 +58,11 @@ void ApiServer::Start() { server_.Start(); }
 
 void ApiServer::Stop() { server_.Stop(); }
 
-HttpResponse ApiServer::HandlePostId(const HttpRequest& req) {
+void ApiServer::Wake() { server_.Wake(); }
+
+bool ApiServer::Kept(const std::string& id) const { return !keeper_.kept || keeper_.kept(config_.attempt, id); }
+
+Reply ApiServer::HandlePostId(const HttpRequest& req) {
   if (!config_.root()) {
     return ErrorReply(403, std::string(config_.bootstrap_roots == 1 ? "only the root pod (index 0) publishes the id"
                                                                      : "only the job's bootstrap root pods publish ids") +
@@ -75,7 +80,7 @@ HttpResponse ApiServer::HandlePostId(const HttpRequest& req) {
   switch (slot_.Accept(id)) {
     case AcceptOutcome::kAccepted:
       logging::Info(kComponent, "accepted the root id", {{"attempt", attempt}, {"bytes", std::to_string(id.size())}});
-      on_root_id_(config_.attempt, id);
+      keeper_.keep(config_.attempt, id);
       server_.Wake();  // a GET /v1/root-id may wait for it
       break;
     case AcceptOutcome::kAlreadyAccepted:
@@ -86,7 +91,25 @@ HttpResponse ApiServer::HandlePostId(const HttpRequest& req) {
       return ErrorReply(409, "a different id was already accepted for attempt " + attempt +
                                  "; one attempt has one id (start a new attempt instead)");
   }
-  return JsonReply(200, {{contract::kFieldAttempt, config_.attempt}});
+  // 200 only once the id outlives this process: a sidecar killed before that leaves the POST
+  // unanswered, and the trainer posts the same id to the restarted one.
+  const int64_t pod_attempt = config_.attempt;
+  if (Kept(id)) return JsonReply(200, {{contract::kFieldAttempt, pod_attempt}});
+  auto started = std::chrono::steady_clock::now();
+  return ParkedReply{started + keep_wait_, [this, id, pod_attempt, started](bool expired) -> std::optional<HttpResponse> {
+                       if (Kept(id)) {
+                         auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::steady_clock::now() - started);
+                         logging::Debug(kComponent, "the root id is kept; answered the POST",
+                                        {{"attempt", std::to_string(pod_attempt)},
+                                         {"waited_ms", std::to_string(waited.count())}});
+                         return JsonReply(200, {{contract::kFieldAttempt, pod_attempt}});
+                       }
+                       if (!expired) return std::nullopt;
+                       return ErrorReply(503, "the id of attempt " + std::to_string(pod_attempt) +
+                                                  " is accepted but not on the pod yet (the API server has not "
+                                                  "taken it); POST the same id again");
+                     }};
 }
 
 Reply ApiServer::HandleGetId(const HttpRequest& req) {

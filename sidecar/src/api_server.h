@@ -14,13 +14,24 @@
 
 namespace sidecar {
 
-// Called once per accepted id (not for a repeated POST of the same id): the root reports it to
-// the API server, or in standalone mode puts it on the board. Must not block for long.
-using RootIdSink = std::function<void(int64_t attempt, const std::string& id)>;
+// Where a root sidecar keeps the id its trainer POSTed so that it outlives this process: the
+// pod's annotations (RootReporter), or in standalone mode the board. The POST is answered 200
+// only once `kept` says so; a sidecar killed before that leaves the POST unanswered, and the
+// trainer POSTs the same id again to the restarted sidecar (docs/contracts.md).
+struct RootIdKeeper {
+  // Called once per accepted id (not for a repeated POST of the same id). Must not block.
+  std::function<void(int64_t attempt, const std::string& id)> keep;
+  // True once `id` of `attempt` is kept. Empty: kept as soon as `keep` returned.
+  std::function<bool(int64_t attempt, const std::string& id)> kept;
+};
 
 class ApiServer {
  public:
-  ApiServer(const Config& config, IdBoard& board, RootIdSink on_root_id);
+  // How long a POST waits for its id to be kept before it is answered 503 (POST it again).
+  static constexpr std::chrono::milliseconds kKeepWait{10000};
+
+  ApiServer(const Config& config, IdBoard& board, RootIdKeeper keeper,
+            std::chrono::milliseconds keep_wait = kKeepWait);
   ~ApiServer();
   ApiServer(const ApiServer&) = delete;
   ApiServer& operator=(const ApiServer&) = delete;
@@ -29,11 +40,13 @@ class ApiServer {
   int Bind(const HostPort& address);
   void Start();  // serves on its own thread until Stop()
   void Stop();
+  void Wake();  // any thread: the keeper kept an id (or the board changed); waiting replies are asked again
 
   int waiting() const { return server_.parked(); }  // long-polls waiting now (tests wait on it)
 
  private:
-  HttpResponse HandlePostId(const HttpRequest& req);
+  Reply HandlePostId(const HttpRequest& req);
+  bool Kept(const std::string& id) const;
   Reply HandleGetId(const HttpRequest& req);
   Reply HandleGetRootId(const HttpRequest& req);
   HttpResponse AnswerPoll(const WaitResult& result, std::chrono::steady_clock::time_point started) const;
@@ -41,7 +54,8 @@ class ApiServer {
 
   const Config& config_;
   IdBoard& board_;
-  RootIdSink on_root_id_;
+  RootIdKeeper keeper_;
+  const std::chrono::milliseconds keep_wait_;
   RootIdSlot slot_;
   HttpServer server_;
 };

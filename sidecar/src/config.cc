@@ -206,9 +206,10 @@ Environment (injected by the operator; see docs/contracts.md):
 
 HTTP API (on --listen):
   POST /v1/id               root pods only: the 128 raw bytes, or JSON {"id":"<base64>","attempt":N}
-                            with Content-Type: application/json. 200 {"attempt":N}; 400 wrong
-                            size/bad JSON; 403 not a root; 409 another id for this attempt or
-                            another attempt; 413 body over 4 KiB
+                            with Content-Type: application/json. 200 {"attempt":N} once the id
+                            is on this pod (standalone: at once); 503 not there within 10 s,
+                            POST the same id again; 400 wrong size/bad JSON; 403 not a root;
+                            409 another id for this attempt or another attempt; 413 over 4 KiB
   GET  /v1/id?timeout=S     long-poll (default 30 s, at most 300): 200 {"ids":[...],"id",
                             "attempt","job","jobUID"} once this attempt's ids are published
                             ("id" only with one root); 204 timeout, ask again;

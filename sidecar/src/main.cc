@@ -37,8 +37,9 @@ struct IdSource {
   std::unique_ptr<sidecar::ConfigMapWatch> watch;
   std::unique_ptr<sidecar::RootReporter> reporter;
   std::unique_ptr<sidecar::PeerPoller> peer;
-  sidecar::RootIdSink on_root_id;
+  sidecar::RootIdKeeper keeper;
   std::function<bool()> ready;
+  sidecar::ApiServer* api = nullptr;  // set before Start(): the reporter wakes the POSTs waiting for it
 
   void Start() {
     if (reporter) reporter->Start();
@@ -60,16 +61,16 @@ std::string MakeIdSource(const sidecar::Config& config, sidecar::IdBoard& board,
       // own id waits in its API server for the others to ask.
       source->peer = std::make_unique<sidecar::PeerPoller>(config, board);
       source->ready = [peer = source->peer.get()] { return peer->ready(); };
-      source->on_root_id = [](int64_t, const std::string&) {};
+      source->keeper.keep = [](int64_t, const std::string&) {};  // served from the API's slot
     } else if (config.root()) {
-      source->on_root_id = [&board, &config](int64_t attempt, const std::string& id) {
+      source->keeper.keep = [&board, &config](int64_t attempt, const std::string& id) {
         board.Observe(attempt, id, config.job_uid);
       };
       source->ready = [] { return true; };
     } else {
       source->peer = std::make_unique<sidecar::PeerPoller>(config, board);
       source->ready = [peer = source->peer.get()] { return peer->ready(); };
-      source->on_root_id = [](int64_t, const std::string&) {};
+      source->keeper.keep = [](int64_t, const std::string&) {};
     }
     return {};
   }
@@ -80,12 +81,17 @@ std::string MakeIdSource(const sidecar::Config& config, sidecar::IdBoard& board,
   source->watch = std::make_unique<sidecar::ConfigMapWatch>(source->client, config, board);
   source->ready = [watch = source->watch.get()] { return watch->ready(); };
   if (config.root()) {
-    source->reporter = std::make_unique<sidecar::RootReporter>(source->client, config);
-    source->on_root_id = [reporter = source->reporter.get()](int64_t attempt, const std::string& id) {
+    source->reporter = std::make_unique<sidecar::RootReporter>(source->client, config, [source] {
+      if (source->api) source->api->Wake();
+    });
+    source->keeper.keep = [reporter = source->reporter.get()](int64_t attempt, const std::string& id) {
       reporter->Report(attempt, id);
     };
+    source->keeper.kept = [reporter = source->reporter.get()](int64_t attempt, const std::string& id) {
+      return reporter->Reported(attempt, id);
+    };
   } else {
-    source->on_root_id = [](int64_t, const std::string&) {};
+    source->keeper.keep = [](int64_t, const std::string&) {};
   }
   return {};
 }
@@ -130,7 +136,8 @@ int main(int argc, char** argv) {
     return kExitBadConfig;
   }
 
-  sidecar::ApiServer api(config, board, source.on_root_id);
+  sidecar::ApiServer api(config, board, source.keeper);
+  source.api = &api;
   sidecar::ProbeServer probe(source.ready);
   int api_port = api.Bind(config.listen);
   int probe_port = probe.Bind(config.probe_listen);
@@ -154,9 +161,10 @@ int main(int argc, char** argv) {
   int signal_number = 0;
   sigwait(&stop_signals, &signal_number);
   logging::Info(kComponent, "stopping", {{"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}});
-  // The kubelet stops a native sidecar when the pod's trainer has ended; a root trainer that
-  // ends right after its POST (a CPU job) would otherwise take the attempt's id with it while
-  // the API server was away. Keep reporting within the pod's grace period (default 30 s).
+  // The kubelet stops a native sidecar when the pod's trainer has ended. Our trainers wait for
+  // the POST's answer, which comes once the id is on the pod; a trainer that gave up waiting
+  // (or a client that does not wait) would otherwise take the attempt's id with it while the
+  // API server was away. Keep reporting within the pod's grace period (default 30 s).
   if (source.reporter && !source.reporter->WaitReported(std::chrono::milliseconds(0))) {
     logging::Info(kComponent, "the id is not on the pod yet; still reporting it before stopping",
                   {{"up_to_seconds", std::to_string(kReportGrace.count())}});

@@ -11,8 +11,9 @@ constexpr char kComponent[] = "sidecar.report";
 
 }  // namespace
 
-RootReporter::RootReporter(std::shared_ptr<kube::Client> client, const Config& config)
-    : client_(std::move(client)), config_(config) {}
+RootReporter::RootReporter(std::shared_ptr<kube::Client> client, const Config& config,
+                           std::function<void()> on_reported)
+    : client_(std::move(client)), config_(config), on_reported_(std::move(on_reported)) {}
 
 RootReporter::~RootReporter() { Stop(); }
 
@@ -31,7 +32,6 @@ void RootReporter::Report(int64_t attempt, const std::string& raw_id) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     pending_ = Pending{attempt, raw_id};
-    reported_ = false;
   }
   wake_.notify_all();
 }
@@ -41,9 +41,9 @@ bool RootReporter::WaitReported(std::chrono::milliseconds timeout) {
   return wake_.wait_for(lock, timeout, [this] { return !pending_.has_value(); });
 }
 
-bool RootReporter::reported() const {
+bool RootReporter::Reported(int64_t attempt, const std::string& raw_id) const {
   std::lock_guard<std::mutex> lock(mu_);
-  return reported_;
+  return reported_ && reported_->attempt == attempt && reported_->raw_id == raw_id;
 }
 
 bool RootReporter::PatchOnce(const Pending& pending) {
@@ -74,15 +74,18 @@ void RootReporter::Run(std::stop_token stop) {
       pending = *pending_;
     }
     if (PatchOnce(pending)) {
-      std::lock_guard<std::mutex> lock(mu_);
-      // A newer Report() may have arrived while we patched; then go round again.
-      if (pending_ && pending_->attempt == pending.attempt && pending_->raw_id == pending.raw_id) {
-        pending_.reset();
-        reported_ = true;
-        logging::Info(kComponent, "annotated the root pod with the id",
-                      {{"pod", config_.pod_name}, {"attempt", std::to_string(pending.attempt)}});
+      {
+        std::lock_guard<std::mutex> lock(mu_);
+        reported_ = pending;
+        // A newer Report() may have arrived while we patched; then go round again.
+        if (pending_ && pending_->attempt == pending.attempt && pending_->raw_id == pending.raw_id) {
+          pending_.reset();
+          logging::Info(kComponent, "annotated the root pod with the id",
+                        {{"pod", config_.pod_name}, {"attempt", std::to_string(pending.attempt)}});
+        }
       }
       wake_.notify_all();  // WaitReported
+      if (on_reported_) on_reported_();
       backoff.Reset();
       continue;
     }

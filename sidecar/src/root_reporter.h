@@ -1,13 +1,15 @@
 // The root sidecar's report to the API server: patches its own pod with the id annotations
 // (the operator copies them into the ConfigMap). Retries with backoff until the patch sticks
-// or the sidecar stops, on its own thread so the trainer's POST is answered at once. A sidecar
-// told to stop while an id is not on the pod yet waits for the report first (WaitReported), so
-// a root trainer that ends early (a CPU job) does not take its attempt's id with it.
+// or the sidecar stops, on its own thread; the trainer's POST waits for Reported() (api_server.h,
+// RootIdKeeper), so an id is never only in the memory of a sidecar that answered for it. A
+// sidecar told to stop while an id is not on the pod yet keeps reporting it first
+// (WaitReported), for a trainer that ended without waiting for its answer.
 #pragma once
 
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -22,13 +24,14 @@ namespace sidecar {
 
 class RootReporter {
  public:
-  RootReporter(std::shared_ptr<kube::Client> client, const Config& config);
+  // `on_reported` (may be empty) runs on the reporter's thread after each id put on the pod.
+  RootReporter(std::shared_ptr<kube::Client> client, const Config& config, std::function<void()> on_reported = {});
   ~RootReporter();  // stops and joins
 
   void Start();
   void Report(int64_t attempt, const std::string& raw_id);
   void Stop();
-  bool reported() const;  // the annotation is on the pod
+  bool Reported(int64_t attempt, const std::string& raw_id) const;  // this id is on the pod
   // True once no id waits to be reported (at once when none was posted); false after timeout.
   bool WaitReported(std::chrono::milliseconds timeout);
 
@@ -45,7 +48,8 @@ class RootReporter {
   mutable std::mutex mu_;
   std::condition_variable_any wake_;
   std::optional<Pending> pending_;  // guarded by mu_
-  bool reported_ = false;           // guarded by mu_
+  std::optional<Pending> reported_;  // guarded by mu_: the last id put on the pod
+  std::function<void()> on_reported_;
   std::jthread thread_;
 };
 

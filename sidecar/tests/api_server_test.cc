@@ -35,6 +35,17 @@ Config PodConfig(int index, int64_t attempt) {
   return c;
 }
 
+// Waits for `condition` (checked every 5 ms) up to 10 s.
+template <typename Condition>
+bool WaitUntil(Condition condition) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!condition()) {
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return true;
+}
+
 // -1 when no answer came at all, so a failed request fails the check instead of crashing.
 int StatusOf(const httplib::Result& result) { return result ? result->status : -1; }
 
@@ -47,11 +58,19 @@ std::string MakeId(char seed) {
 // One sidecar's API server on a free port, serving on its own thread.
 class RunningApi {
  public:
-  explicit RunningApi(Config config) : config_(std::move(config)) {
-    server_ = std::make_unique<ApiServer>(config_, board_, [this](int64_t attempt, const std::string& id) {
-      std::lock_guard<std::mutex> lock(mu_);
-      sunk_.emplace_back(attempt, id);
-    });
+  // keep_now: the keeper keeps an id as soon as it is handed over; else only after Keep().
+  explicit RunningApi(Config config, bool keep_now = true,
+                      std::chrono::milliseconds keep_wait = ApiServer::kKeepWait)
+      : config_(std::move(config)), keep_now_(keep_now) {
+    RootIdKeeper keeper{[this](int64_t attempt, const std::string& id) {
+                          std::lock_guard<std::mutex> lock(mu_);
+                          sunk_.emplace_back(attempt, id);
+                        },
+                        [this](int64_t attempt, const std::string& id) {
+                          std::lock_guard<std::mutex> lock(mu_);
+                          return keep_now_ || kept_ == std::pair(attempt, id);
+                        }};
+    server_ = std::make_unique<ApiServer>(config_, board_, std::move(keeper), keep_wait);
     port_ = server_->Bind(config_.listen);
     server_->Start();
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
@@ -69,6 +88,14 @@ class RunningApi {
     std::lock_guard<std::mutex> lock(mu_);
     return sunk_;
   }
+  // The keeper has kept this id (as RootReporter once the annotation is on the pod).
+  void Keep(int64_t attempt, const std::string& id) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      kept_ = {attempt, id};
+    }
+    server_->Wake();
+  }
 
  private:
   Config config_;
@@ -78,6 +105,8 @@ class RunningApi {
   std::unique_ptr<httplib::Client> client_;
   std::mutex mu_;
   std::vector<std::pair<int64_t, std::string>> sunk_;
+  bool keep_now_;
+  std::pair<int64_t, std::string> kept_;
 };
 
 TEST(ApiServer, BindsAFreePort) {
@@ -126,6 +155,39 @@ TEST(ApiServer, RootRefusesASecondDifferentIdWith409) {
   auto res = api.client().Post("/v1/id", MakeId('b'), "application/octet-stream");
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 409);
+  EXPECT_EQ(api.sunk().size(), 1u);
+}
+
+// The root gap (tests/chaos, root-sidecar): a sidecar that answered 200 and was then killed
+// before the id was on its pod lost the id, and the attempt waited out its init timeout. The
+// POST is now answered only once the keeper holds the id; until then a kill fails the POST and
+// the trainer posts the same id to the restarted sidecar.
+TEST(ApiServer, RootAnswersThePostOnlyOnceTheIdIsKept) {
+  RunningApi api(PodConfig(0, 3), /*keep_now=*/false);
+  auto posted = std::async(std::launch::async, [&] {
+    return StatusOf(api.client().Post("/v1/id", MakeId('k'), "application/octet-stream"));
+  });
+  // Handed to the keeper at once, but not answered while it is not kept.
+  ASSERT_TRUE(WaitUntil([&] { return api.sunk().size() == 1; }));
+  ASSERT_TRUE(WaitUntil([&] { return api.waiting() == 1; }));
+  EXPECT_EQ(posted.wait_for(std::chrono::milliseconds(300)), std::future_status::timeout);
+  api.Keep(3, MakeId('k'));
+  EXPECT_EQ(posted.get(), 200);
+  // Kept: the same id again is answered at once and not handed over twice.
+  EXPECT_EQ(StatusOf(api.client().Post("/v1/id", MakeId('k'), "application/octet-stream")), 200);
+  EXPECT_EQ(api.sunk().size(), 1u);
+}
+
+TEST(ApiServer, RootAnswers503WhenTheIdIsNotKeptInTimeAndTheSameIdAgainWaitsAgain) {
+  RunningApi api(PodConfig(0, 1), /*keep_now=*/false, std::chrono::milliseconds(200));
+  auto res = api.client().Post("/v1/id", MakeId('s'), "application/octet-stream");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 503);
+  EXPECT_NE(json::parse(res->body).value("error", "").find("POST the same id again"), std::string::npos) << res->body;
+  // The retry (the trainer's client retries 5xx) is the same id: not a conflict, kept by now.
+  api.Keep(1, MakeId('s'));
+  EXPECT_EQ(StatusOf(api.client().Post("/v1/id", MakeId('s'), "application/octet-stream")), 200);
+  EXPECT_EQ(StatusOf(api.client().Post("/v1/id", MakeId('t'), "application/octet-stream")), 409);
   EXPECT_EQ(api.sunk().size(), 1u);
 }
 

@@ -42,7 +42,7 @@ class StandaloneRoot {
  public:
   explicit StandaloneRoot(int64_t attempt)
       : config_(PodConfig(0, attempt)),
-        server_(config_, board_, [this](int64_t a, const std::string& id) { board_.Observe(a, id); }) {
+        server_(config_, board_, RootIdKeeper{[this](int64_t a, const std::string& id) { board_.Observe(a, id); }, {}}) {
     port_ = server_.Bind(config_.listen);
     server_.Start();
   }
@@ -117,7 +117,7 @@ class StandaloneTwoRoots {
     for (int i = 0; i < 2; ++i) {
       configs_[i] = PodConfig(i, 1);
       configs_[i].bootstrap_roots = 2;
-      servers_[i] = std::make_unique<ApiServer>(configs_[i], boards_[i], [](int64_t, const std::string&) {});
+      servers_[i] = std::make_unique<ApiServer>(configs_[i], boards_[i], RootIdKeeper{[](int64_t, const std::string&) {}, {}});
       ports_[i] = servers_[i]->Bind(configs_[i].listen);
       servers_[i]->Start();
     }
@@ -166,7 +166,7 @@ TEST(PeerPoller, GathersEveryRootsIdInRootOrder) {
 TEST(PeerPoller, RootIdIsOnlyServedByAStandaloneRootOfSeveral) {
   Config one_root = PodConfig(0, 1);
   IdBoard board;
-  ApiServer server(one_root, board, [](int64_t, const std::string&) {});
+  ApiServer server(one_root, board, RootIdKeeper{[](int64_t, const std::string&) {}, {}});
   int port = server.Bind(one_root.listen);
   server.Start();
   httplib::Client client("127.0.0.1", port);

@@ -2,8 +2,10 @@
 
 The same protocol, retries and messages as the C++ runtime (runtime/src/sidecar_client.cc): the
 root POSTs the id with its attempt; everyone else long-polls GET /v1/id, where 204 asks again,
-410 means a later attempt exists, and 5xx or a refused connection is retried with backoff until
-the deadline (the sidecar may start after the trainer).
+410 means a later attempt exists, and 5xx or a request without an answer (refused, reset) is
+retried with backoff until the deadline: the sidecar may start after the trainer, and a root
+sidecar answers the POST only once the id is on its pod, so one killed before that gets the same
+id again from us after its restart.
 """
 
 from __future__ import annotations

@@ -126,13 +126,14 @@ class SidecarKubeTest : public ::testing::Test {
             {"NCCLJOB_POD_NAME", std::string(kJob) + "-" + std::to_string(index)}};
   }
 
-  std::unique_ptr<SidecarProcess> StartSidecar(int index, int attempt) {
+  // `listen`: the API's address (default: a port the kernel picks); `run` tells restarts apart in the log's name.
+  std::unique_ptr<SidecarProcess> StartSidecar(int index, int attempt, const std::string& listen = "",
+                                               int run = 0) {
     std::string log = std::string(::testing::TempDir()) + "/" + ns_ + "-sidecar-" + std::to_string(index) + "-a" +
-                      std::to_string(attempt) + ".log";
-    auto process = std::make_unique<SidecarProcess>(NCCL_SIDECAR_BIN, PodEnv(index, attempt),
-                                                    std::vector<std::string>{"--kubeconfig", token_kubeconfig_,
-                                                                             "--log-level", "debug"},
-                                                    log);
+                      std::to_string(attempt) + (run ? "-r" + std::to_string(run) : "") + ".log";
+    std::vector<std::string> args{"--kubeconfig", token_kubeconfig_, "--log-level", "debug"};
+    if (!listen.empty()) args.insert(args.end(), {"--listen", listen});
+    auto process = std::make_unique<SidecarProcess>(NCCL_SIDECAR_BIN, PodEnv(index, attempt), args, log);
     EXPECT_TRUE(process->WaitStarted()) << process->Log();
     return process;
   }
@@ -149,6 +150,33 @@ class SidecarKubeTest : public ::testing::Test {
     httplib::Client client("127.0.0.1", sidecar.api_port());
     client.set_read_timeout(seconds(timeout_seconds + 10));
     return client.Get("/v1/id?timeout=" + std::to_string(timeout_seconds));
+  }
+
+  // The root pod as the operator would create it (no kubelet runs, so it stays Pending).
+  void CreateRootPod() {
+    json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
+                {"metadata", {{"name", std::string(kJob) + "-0"}, {"labels", {{"nccl.dev/job-name", kJob}}}}},
+                {"spec", {{"serviceAccountName", std::string(kJob) + "-nccl"}, {"automountServiceAccountToken", false},
+                          {"containers", json::array({{{"name", "trainer"}, {"image", "example.invalid/trainer:1"}}})}}}};
+    auto created = admin_->Create(kube::resources::kPods, ns_, pod);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+
+  // What the job's Role lets its ServiceAccount do to the root pod (the operator's: get, patch).
+  void RootPodVerbs(json verbs) {
+    const std::string role = std::string(kJob) + "-nccl";
+    json rules = json::array({{{"apiGroups", {""}}, {"resources", {"configmaps"}}, {"resourceNames", {role}},
+                               {"verbs", {"get", "list", "watch"}}},
+                              {{"apiGroups", {""}}, {"resources", {"pods"}},
+                               {"resourceNames", {std::string(kJob) + "-0"}}, {"verbs", verbs}}});
+    auto r = admin_->Patch(kube::resources::kRoles, ns_, role, kube::PatchType::kMerge, {{"rules", rules}});
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+  }
+
+  json RootPodAnnotations() {
+    auto current = admin_->Get(kube::resources::kPods, ns_, std::string(kJob) + "-0");
+    EXPECT_TRUE(current.ok()) << current.status().ToString();
+    return current.ok() ? (*current)["metadata"].value("annotations", json::object()) : json::object();
   }
 
   kube::Config admin_config_;
@@ -217,13 +245,7 @@ TEST_F(SidecarKubeTest, LongPollIsAnsweredWhenTheIdIsPublished) {
 }
 
 TEST_F(SidecarKubeTest, RootPostAnnotatesItsOwnPod) {
-  // The pod object as the operator would create it (no kubelet runs, so it stays Pending).
-  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
-              {"metadata", {{"name", std::string(kJob) + "-0"}, {"labels", {{"nccl.dev/job-name", kJob}}}}},
-              {"spec", {{"serviceAccountName", std::string(kJob) + "-nccl"}, {"automountServiceAccountToken", false},
-                        {"containers", json::array({{{"name", "trainer"}, {"image", "example.invalid/trainer:1"}}})}}}};
-  auto created = admin_->Create(kube::resources::kPods, ns_, pod);
-  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  CreateRootPod();
   PublishConfigMap(1, std::nullopt);
 
   auto root = StartSidecar(0, 1);
@@ -233,14 +255,8 @@ TEST_F(SidecarKubeTest, RootPostAnnotatesItsOwnPod) {
   ASSERT_TRUE(posted);
   ASSERT_EQ(posted->status, 200) << posted->body;
 
-  json annotations;
-  bool annotated = testsupport::WaitFor([&] {
-    auto current = admin_->Get(kube::resources::kPods, ns_, std::string(kJob) + "-0");
-    if (!current.ok()) return false;
-    annotations = (*current)["metadata"].value("annotations", json::object());
-    return annotations.contains("nccl.dev/unique-id");
-  }, seconds(30));
-  ASSERT_TRUE(annotated) << root->Log();
+  // Answered once stored: the annotations are on the pod when the 200 comes.
+  json annotations = RootPodAnnotations();
   EXPECT_EQ(annotations["nccl.dev/unique-id"], contract::Base64Encode(id));
   EXPECT_EQ(annotations["nccl.dev/unique-id-attempt"], "1");
 
@@ -252,48 +268,82 @@ TEST_F(SidecarKubeTest, RootPostAnnotatesItsOwnPod) {
   EXPECT_EQ(root->Terminate(), 0) << root->Log();
 }
 
-// Found by tests/chaos: a root trainer of a CPU job ends right after its POST; the kubelet then
-// stops the sidecar. If the API server could not take the annotation yet (restarting; here:
+// Found by tests/chaos: a root trainer of a CPU job ended right after its POST; the kubelet then
+// stopped the sidecar. If the API server could not take the annotation yet (restarting; here:
 // RBAC refuses the patch until the test allows it), the sidecar used to exit at once and the
-// attempt's id was lost: the workers waited out their init timeout. It now keeps reporting
-// after SIGTERM, within the pod's grace period.
+// attempt's id was lost: the workers waited out their init timeout. Our trainers now wait for
+// the POST's answer (given once the id is on the pod); for one that gives up waiting, the
+// sidecar keeps reporting after SIGTERM, within the pod's grace period.
 TEST_F(SidecarKubeTest, StoppedRootStillPutsAPostedIdOnItsPod) {
-  json pod = {{"apiVersion", "v1"}, {"kind", "Pod"},
-              {"metadata", {{"name", std::string(kJob) + "-0"}, {"labels", {{"nccl.dev/job-name", kJob}}}}},
-              {"spec", {{"serviceAccountName", std::string(kJob) + "-nccl"}, {"automountServiceAccountToken", false},
-                        {"containers", json::array({{{"name", "trainer"}, {"image", "example.invalid/trainer:1"}}})}}}};
-  ASSERT_TRUE(admin_->Create(kube::resources::kPods, ns_, pod).ok());
+  CreateRootPod();
   PublishConfigMap(1, std::nullopt);
-  const std::string role = std::string(kJob) + "-nccl";
-  auto pod_verbs = [&](json verbs) {
-    json rules = json::array({{{"apiGroups", {""}}, {"resources", {"configmaps"}}, {"resourceNames", {role}},
-                               {"verbs", {"get", "list", "watch"}}},
-                              {{"apiGroups", {""}}, {"resources", {"pods"}},
-                               {"resourceNames", {std::string(kJob) + "-0"}}, {"verbs", verbs}}});
-    auto r = admin_->Patch(kube::resources::kRoles, ns_, role, kube::PatchType::kMerge, {{"rules", rules}});
-    ASSERT_TRUE(r.ok()) << r.status().ToString();
-  };
-  pod_verbs({"get"});  // the patch is refused until the test allows it
+  RootPodVerbs({"get"});  // the patch is refused until the test allows it
 
   auto root = StartSidecar(0, 1);
   httplib::Client client("127.0.0.1", root->api_port());
+  client.set_read_timeout(seconds(1));  // a trainer that does not wait for the answer
   const std::string id = SomeId(7);
   auto posted = client.Post("/v1/id", id, "application/octet-stream");
-  ASSERT_TRUE(posted);
-  ASSERT_EQ(posted->status, 200) << posted->body;
+  ASSERT_FALSE(posted) << "answered " << posted->status << " while the id could not be on the pod: " << posted->body;
   ASSERT_TRUE(testsupport::WaitFor([&] { return root->Log().find("could not annotate the root pod") != std::string::npos; },
                                    seconds(30))) << root->Log();
 
   auto exit_code = std::async(std::launch::async, [&] { return root->Terminate(seconds(40)); });
   ASSERT_TRUE(testsupport::WaitFor([&] { return root->Log().find("still reporting it before stopping") != std::string::npos; },
                                    seconds(10))) << root->Log();
-  pod_verbs({"get", "patch"});
+  RootPodVerbs({"get", "patch"});
   EXPECT_EQ(exit_code.get(), 0) << root->Log();
   auto current = admin_->Get(kube::resources::kPods, ns_, std::string(kJob) + "-0");
   ASSERT_TRUE(current.ok());
   json annotations = (*current)["metadata"].value("annotations", json::object());
   EXPECT_EQ(annotations.value("nccl.dev/unique-id", ""), contract::Base64Encode(id)) << root->Log();
   EXPECT_EQ(annotations.value("nccl.dev/unique-id-attempt", ""), "1");
+}
+
+// The root gap (tests/chaos, root-sidecar): a root sidecar killed after it accepted the id and
+// before the id was on its pod used to lose it (it had answered 200, so the trainer never posted
+// again): the workers waited out the init timeout and the attempt restarted. Now the POST is
+// answered only once the annotation is stored; a kill before that fails the POST, and the
+// trainer's retry of the same id (runtime and Python clients retry a POST without an answer)
+// reaches the restarted sidecar, which annotates the pod. Here RBAC refuses the patch until the
+// test allows it, which holds the sidecar in the gap for as long as the test needs.
+TEST_F(SidecarKubeTest, RootSidecarKilledBeforeAnnotatingLosesNoId) {
+  CreateRootPod();
+  PublishConfigMap(1, std::nullopt);
+  RootPodVerbs({"get"});
+
+  auto first = StartSidecar(0, 1);
+  const std::string listen = "127.0.0.1:" + std::to_string(first->api_port());  // the pod's fixed port
+  const std::string id = SomeId(8);
+  auto post = [&](SidecarProcess& sidecar) {
+    httplib::Client client("127.0.0.1", sidecar.api_port());
+    client.set_read_timeout(seconds(60));
+    return client.Post("/v1/id", id, "application/octet-stream");
+  };
+  auto in_gap = std::async(std::launch::async, [&] { return post(*first); });
+  ASSERT_TRUE(testsupport::WaitFor([&] { return first->Log().find("could not annotate the root pod") != std::string::npos; },
+                                   seconds(30))) << first->Log();
+  ASSERT_NE(first->Log().find("accepted the root id"), std::string::npos);
+  // Accepted, not on the pod: the POST must not have been answered yet.
+  ASSERT_EQ(in_gap.wait_for(std::chrono::milliseconds(0)), std::future_status::timeout)
+      << "the POST was answered before the id was on the pod";
+  first->Kill();
+  auto lost = in_gap.get();
+  EXPECT_FALSE(lost) << "answered " << lost->status << " by a sidecar that never stored the id";
+  EXPECT_FALSE(RootPodAnnotations().contains("nccl.dev/unique-id"));
+
+  // The kubelet restarts the native sidecar on the same port; the trainer posts the same id again.
+  RootPodVerbs({"get", "patch"});
+  auto second = StartSidecar(0, 1, listen, /*run=*/2);
+  ASSERT_EQ(second->api_port(), first->api_port());
+  auto answered = post(*second);
+  ASSERT_TRUE(answered) << second->Log();
+  ASSERT_EQ(answered->status, 200) << answered->body << second->Log();
+  // 200 means stored: the annotation is there now, not eventually.
+  json annotations = RootPodAnnotations();
+  EXPECT_EQ(annotations.value("nccl.dev/unique-id", ""), contract::Base64Encode(id)) << second->Log();
+  EXPECT_EQ(annotations.value("nccl.dev/unique-id-attempt", ""), "1");
+  EXPECT_EQ(second->Terminate(), 0) << second->Log();
 }
 
 TEST_F(SidecarKubeTest, CarriesOnAcrossAnApiServerRestart) {

@@ -84,6 +84,14 @@ class SidecarProcess {
     return WIFEXITED(*exit_status_) ? WEXITSTATUS(*exit_status_) : 128 + WTERMSIG(*exit_status_);
   }
 
+  // SIGKILL (as a crash or the OOM killer would) and reap it.
+  void Kill() {
+    if (Exited()) return;
+    kill(pid_, SIGKILL);
+    int status = 0;
+    if (waitpid(pid_, &status, 0) == pid_) exit_status_ = status;
+  }
+
   bool Exited() {
     if (exit_status_) return true;
     int status = 0;
