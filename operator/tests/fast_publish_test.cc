@@ -51,6 +51,23 @@ TEST(DecideFastPublish, SkipsAStaleAttemptAnywhere) {
   EXPECT_EQ(d.skipped_because, "the root pod's id is of another attempt");
 }
 
+// The new attempt's pods are made while the last old ones go (decide.cc): an old pod of
+// another name still there holds the id back, and the publish is tried again soon.
+TEST(DecideFastPublish, WaitsWhileAPodOfAnotherAttemptIsThere) {
+  std::vector<ObservedPod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(testing::Pod(i, 2));
+  ObservedPod old = testing::Pod(9, 1);
+  old.name = "demo-extra";
+  old.terminating = true;
+  pods.push_back(old);
+  FastPublish d = DecideFastPublish(JobAt(2), Root(2, 2), 4, Cm(2), kNow, pods);
+  EXPECT_FALSE(d.publish);
+  EXPECT_EQ(d.skipped_because, "a pod of another attempt is still there");
+  EXPECT_TRUE(d.retry_soon);
+  pods.pop_back();
+  EXPECT_TRUE(DecideFastPublish(JobAt(2), Root(2, 2), 4, Cm(2), kNow, pods).publish);
+}
+
 TEST(DecideFastPublish, SkipsAnotherJobsObjects) {
   RootPod foreign = Root(1, 1);
   foreign.owned_by_job = false;

@@ -325,7 +325,7 @@ TEST(Decide, AFailedPodStartsABackoffAndDeletesTheAttempt) {
   EXPECT_TRUE(p.restarted);
 }
 
-TEST(Decide, BackoffWaitsThenStartsTheNextAttemptOnceOldPodsAreGone) {
+TEST(Decide, BackoffWaitsThenStartsTheNextAttemptAndItsPodsAsOldNamesFree) {
   auto job = RunningJob(1, 1);
   job.status.restart_after = "2024-01-01T00:00:10Z";
   job.status.conditions.push_back({"Restarting", "True", "PodFailed", "", "2024-01-01T00:00:00Z", 1});
@@ -343,18 +343,50 @@ TEST(Decide, BackoffWaitsThenStartsTheNextAttemptOnceOldPodsAreGone) {
   EXPECT_TRUE(started.status.id_published_time.empty());
   EXPECT_TRUE(started.write_configmap) << "the ConfigMap is reset to attempt 2 without an id";
   EXPECT_FALSE(started.publish);
-  EXPECT_TRUE(started.create_pods.empty()) << "demo-2 of attempt 1 still holds its name";
+  EXPECT_EQ(started.create_pods, (std::vector<int>{0, 1, 3})) << "demo-2 of attempt 1 still holds its name";
 
   job.status = started.status;
-  Plan creating = Decide(job, {}, Cm(2), kNow + 11s);
-  EXPECT_EQ(creating.create_pods, (std::vector<int>{0, 1, 2, 3}));
+  Plan creating = Decide(job, {Pod(0, 2), Pod(1, 2), Pod(3, 2)}, Cm(2), kNow + 11s);
+  EXPECT_EQ(creating.create_pods, (std::vector<int>{2}));
   EXPECT_EQ(creating.status.attempt, 2);
 }
 
-TEST(Decide, StalePodsAreDeletedBeforeAnyPodOfTheAttemptIsCreated) {
-  Plan p = Decide(RunningJob(2, 1), {Pod(1, 1)}, Cm(2), kNow);
-  EXPECT_EQ(p.delete_pods, std::vector<std::string>{"demo-1"});
-  EXPECT_TRUE(p.create_pods.empty());
+// A restart makes pod i of the new attempt as soon as the old pod i is gone, without waiting
+// for the last old pod (names are reused, so never two pods of one name); the id waits for
+// every old pod to be gone.
+TEST(Decide, PodsOfANewAttemptAreMadeAsTheirNamesFreeButTheIdWaitsForEveryOldPod) {
+  auto old_pod = Pod(1, 1);
+  old_pod.terminating = true;
+  Plan p = Decide(RunningJob(2, 1), {old_pod}, Cm(2), kNow);
+  EXPECT_TRUE(p.delete_pods.empty()) << "already being deleted";
+  EXPECT_EQ(p.create_pods, (std::vector<int>{0, 2, 3}));
+
+  Plan undeleted = Decide(RunningJob(2, 1), {Pod(1, 1)}, Cm(2), kNow);
+  EXPECT_EQ(undeleted.delete_pods, std::vector<std::string>{"demo-1"});
+  EXPECT_EQ(undeleted.create_pods, (std::vector<int>{0, 2, 3}));
+
+  auto root = Pod(0, 2);
+  root.unique_id = "QUJD";
+  root.unique_id_attempt = 2;
+  std::vector<ObservedPod> pods = {root, Pod(2, 2), Pod(3, 2), old_pod};
+  Plan held = Decide(RunningJob(2, 1), pods, Cm(2), kNow);
+  EXPECT_FALSE(held.publish) << "demo-1 of attempt 1 is still there";
+  EXPECT_TRUE(held.create_pods.empty());
+
+  pods.back() = Pod(1, 2);
+  Plan published = Decide(RunningJob(2, 1), pods, Cm(2), kNow);
+  ASSERT_TRUE(published.publish);
+  EXPECT_EQ(published.publish->unique_id, "QUJD");
+}
+
+// A stale pod whose name is not one of the attempt's (a hand-made pod with the job's labels)
+// holds back nothing but the id.
+TEST(Decide, AStalePodOfAnotherNameHoldsBackOnlyTheId) {
+  auto odd = Pod(7, 1);
+  odd.name = "demo-extra";
+  Plan p = Decide(RunningJob(2, 1), {odd}, Cm(2), kNow);
+  EXPECT_EQ(p.delete_pods, std::vector<std::string>{"demo-extra"});
+  EXPECT_EQ(p.create_pods, (std::vector<int>{0, 1, 2, 3}));
 }
 
 TEST(Decide, FailFastExitCodeFailsAtOnce) {

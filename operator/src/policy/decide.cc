@@ -3,6 +3,7 @@
 // lost events converges (level-triggered).
 #include <optional>
 #include <set>
+#include <string>
 
 #include "contract/names.h"
 #include "policy/failure_policy.h"
@@ -372,11 +373,20 @@ class Decider {
   }
 
   // The current attempt runs: stale pods go, missing pods are made, the id is published.
+  // Names are reused across attempts, so pod i is made once no pod holds its name any more,
+  // not once every stale pod is gone: a restart's creates overlap the removal of the old pods
+  // (a 4096-pod restart waited for the last of 4096 removals before its first create). The
+  // new pods still wait for the id, which is published only when no stale pod is left
+  // (PublishId below), so no trainer of this attempt starts NCCL beside one of the last.
+  // A stale pod's GPUs are free before its index is made again: the attempt never asks the
+  // scheduler for more than the job's GPUs.
   void Converge() {
     const int attempt = st().attempt;
     bool stale_left = false;
     std::set<int> present;
+    std::set<std::string> names_held;
     for (const ObservedPod& p : pods_) {
+      names_held.insert(p.name);
       if (p.attempt != attempt || p.index < 0 || p.index >= job_.spec.replicas) {
         stale_left = true;
         if (!p.terminating) plan_.delete_pods.push_back(p.name);
@@ -384,10 +394,8 @@ class Decider {
         present.insert(p.index);
       }
     }
-    if (!stale_left) {
-      for (int i = 0; i < job_.spec.replicas; ++i) {
-        if (!present.count(i)) plan_.create_pods.push_back(i);
-      }
+    for (int i = 0; i < job_.spec.replicas; ++i) {
+      if (!present.count(i) && !names_held.count(contract::PodName(job_.name, i))) plan_.create_pods.push_back(i);
     }
     if (cm_.attempt != attempt) plan_.write_configmap = true;  // reset to this attempt, no id
     // Once the id is out, a missing pod of the attempt counts as disappeared; so every pod

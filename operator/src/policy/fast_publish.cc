@@ -73,6 +73,14 @@ FastPublish DecideFastPublish(const api::NcclJob& job, const std::optional<RootP
     later.retry_soon = true;
     return later;
   }
+  for (const ObservedPod& other : pods) {
+    if (other.attempt == attempt && other.index >= 0 && other.index < job.spec.replicas) continue;
+    // The new attempt's pods are made while the last of an old one go (policy/decide.cc,
+    // Converge): no id until they are gone.
+    FastPublish later = Skip("a pod of another attempt is still there");
+    later.retry_soon = true;
+    return later;
+  }
   if (job.spec.bootstrap_roots > 1) {
     RootIds ids = CollectRootIds(job, pods, attempt);
     if (!ids.list) return Skip(ids.missing);

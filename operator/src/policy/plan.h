@@ -3,7 +3,8 @@
 //   1. ConfigMap: create/reset to status.attempt, or publish the id;
 //   2. status (a new attempt is recorded here, before any of its pods exists);
 //   3. delete pods;  4. create pods;  5. events;  6. delete the job (TTL).
-// Pods are created only when no pod of another attempt is left, because names are reused.
+// Names are reused: pod i of an attempt is created only once no pod holds its name; the id is
+// published only once no pod of another attempt is left.
 #pragma once
 
 #include <chrono>
