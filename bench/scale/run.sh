@@ -166,6 +166,9 @@ cpu_of() { awk -v t="$(getconf CLK_TCK)" '{print ($14+$15)/t}' "/proc/$1/stat" 2
 parts=(apiserver etcd controller-manager)
 part_pids=("$(cat "$cp_dir/apiserver.pid")" "$(cat "$cp_dir/etcd.pid")" "$(cat "$cp_dir/controller-manager.pid")")
 parts+=(scheduler kwok); part_pids+=("${pids[0]}" "$kwok_pid")
+# scale.py takes the same CPU seconds per phase.
+SCALE_PARTS=$(for i in "${!parts[@]}"; do printf '%s=%s,' "${parts[$i]}" "${part_pids[$i]}"; done)
+export SCALE_PARTS
 cpu_snapshot() { local p; for p in "${part_pids[@]}"; do cpu_of "$p"; done | paste -sd' '; }
 cpu_report() {  # cpu_report <label> <snapshot before>
   local before=($2) after=($(cpu_snapshot)) i line="$1: CPU s of the cluster's parts:"

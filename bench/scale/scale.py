@@ -20,6 +20,7 @@ kube-scheduler (binds every pod), the operator (or JobSet) as a process."""
 import argparse
 import base64
 import concurrent.futures
+import datetime
 import json
 import os
 import re
@@ -38,6 +39,7 @@ from track import JOBSET, OPERATOR, Timeline, percentile  # noqa: E402
 EXIT = "scale.bench.nccl.dev/exit"
 EXIT_AFTER = "scale.bench.nccl.dev/exit-after"
 TRAINER = {"name": "trainer", "image": "trainer:1", "command": ["python", "-m", "train"]}
+REMOVERS = 32  # concurrent removals of deleted pods (the kubelets' last step, simulated)
 
 
 def free_port():
@@ -219,6 +221,30 @@ def requests_by_verb(before, after):
     return {k: int(v) for k, v in out.items() if v}
 
 
+def cluster_parts():
+    """The cluster's processes as run.sh names them in SCALE_PARTS ("apiserver=PID,etcd=PID,...")."""
+    out = {}
+    for item in filter(None, os.environ.get("SCALE_PARTS", "").split(",")):
+        name, pid = item.split("=")
+        out[name] = int(pid)
+    return out
+
+
+def cpu_of_pid(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return 0.0
+
+
+def cpu_of_parts(parts):
+    out = {name: cpu_of_pid(pid) for name, pid in parts.items()}
+    out["bench"] = cpu_of_pid(os.getpid())
+    return out
+
+
 class Sampler:
     """Every 0.5 s: the controller's RSS and, for the operator, its work-queue depth."""
 
@@ -260,10 +286,12 @@ class Audit:
     def mark(self):
         return os.path.getsize(self.path) if self.path and os.path.exists(self.path) else 0
 
-    def count(self, start, end):
-        counts = {}
+    def count(self, start, end, with_latency=False):
+        """Requests by "who verb"; with_latency, also the API server's own time for them
+        (stageTimestamp - requestReceivedTimestamp), p50/p99 by "who verb"."""
+        counts, seconds = {}, {}
         if not self.path:
-            return counts
+            return (counts, {}) if with_latency else counts
         with open(self.path, "rb") as f:
             f.seek(start)
             data = f.read(end - start)
@@ -281,7 +309,24 @@ class Audit:
             if who:
                 key = f"{who} {e.get('verb', '?')}"
                 counts[key] = counts.get(key, 0) + 1
-        return counts
+                took = served_seconds(e)
+                if took is not None:
+                    seconds.setdefault(key, []).append(took)
+        if not with_latency:
+            return counts
+        latency = {k: {"p50": round(percentile(v, 50), 3), "p99": round(percentile(v, 99), 3)}
+                   for k, v in seconds.items()}
+        return counts, latency
+
+
+def served_seconds(event):
+    """An audit event's time inside the API server (RFC 3339 times with microseconds)."""
+    try:
+        t0 = datetime.datetime.fromisoformat(event["requestReceivedTimestamp"].replace("Z", "+00:00"))
+        t1 = datetime.datetime.fromisoformat(event["stageTimestamp"].replace("Z", "+00:00"))
+    except (KeyError, ValueError):
+        return None
+    return (t1 - t0).total_seconds()
 
 
 def quiet(audit, seconds=2.0, timeout=60):
@@ -314,6 +359,10 @@ class Bench:
         self.removing = set()  # uids of pods the bench removes (finish_deletion)
         self.stop = threading.Event()
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=8)
+        # The kubelets' removals: each node removes its own pods, in parallel across nodes; one
+        # pool of 8 shared with the bench's other calls made the removal of a 4096-pod attempt
+        # the slowest part of a restart.
+        self.removal_pool = concurrent.futures.ThreadPoolExecutor(max_workers=REMOVERS)
 
     def log(self, msg):
         print(f"[scale {time.strftime('%H:%M:%S')}] {self.args.controller} {self.args.scenario}: {msg}",
@@ -348,7 +397,7 @@ class Bench:
                 return
             self.removing.add(meta["uid"])
         body = {"gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}}
-        self.pool.submit(self.api.request, "DELETE", f"/api/v1/namespaces/{self.ns}/pods/{meta['name']}", body)
+        self.removal_pool.submit(self.api.request, "DELETE", f"/api/v1/namespaces/{self.ns}/pods/{meta['name']}", body)
 
     def post_ids(self):
         """Plays the root pod's sidecar: once the root runs, its trainer's id is written on the
@@ -405,13 +454,19 @@ class Bench:
     def run_phase(self, proc, sampler, audit, body):
         """Runs body(); returns what the controller spent on it."""
         cpu0, mark0, t0 = proc.cpu_seconds(), audit.mark(), time.monotonic()
+        parts = cluster_parts()
+        parts0 = cpu_of_parts(parts)
         m0 = sampler.scrape()
         body()
         elapsed = time.monotonic() - t0
+        parts1 = cpu_of_parts(parts)
+        cluster_cpu = {k: round(parts1[k] - parts0[k], 1) for k in parts1}
         quiet(audit)
         m1 = sampler.scrape()
+        counts, latency = audit.count(mark0, audit.mark(), with_latency=True)
         out = {"seconds": round(elapsed, 2), "cpu_s": round(proc.cpu_seconds() - cpu0, 2),
-               "audit": audit.count(mark0, audit.mark()), "queue_depth_max": sampler.max_depth(t0 - sampler.t0)}
+               "audit": counts, "server_latency_s": latency, "cluster_cpu_s": cluster_cpu,
+               "queue_depth_max": sampler.max_depth(t0 - sampler.t0)}
         if m1:
             out["requests_by_verb"] = requests_by_verb(m0, m1)
             p99 = histogram_quantile(m0, m1, "ncclop_api_request_duration_seconds", 0.99)
@@ -466,6 +521,16 @@ class Bench:
             self.stop.set()
         return result
 
+    def pod_bytes(self, job):
+        """The size of one pod of the job's first attempt as the API server serves it (JSON,
+        status and managedFields included): what every watcher of pods decodes per event."""
+        first = self.timeline.marks["first_attempt"]
+        name = self.timeline.names.get((job, 1, "0")) or self.timeline.names.get((job, first, "0"))
+        if not name:
+            return None
+        code, pod = self.api.request("GET", f"/api/v1/namespaces/{self.ns}/pods/{name}")
+        return len(json.dumps(pod, separators=(",", ":"))) if code == 200 else None
+
     def no_pods_left(self):
         code, listed = self.api.request("GET", f"/api/v1/namespaces/{self.ns}/pods?limit=1")
         return code == 200 and not listed.get("items")
@@ -486,6 +551,7 @@ class Bench:
             wait_for("first attempts running (and ids published)", lambda: self.attempt_done(names, 1), a.timeout)
         result["create"] = self.run_phase(proc, sampler, audit, first)
         result["create"]["times"] = self.times(names, 1, lambda n: self.created_at[n])
+        result["pod_bytes"] = self.pod_bytes(names[0])
         self.log(f"first attempts: {result['create']['times']}")
 
         def restart():

@@ -47,11 +47,21 @@ def rows_for(r):
                     f"{fmt(per(r, phase, who, False, jobs))} ({fmt(per(r, phase, who, True, jobs))})"))
         out.append((f"{label}: API requests / s", fmt(per(r, phase, who, False, secs))))
         out.append((f"{label}: API latency p99 (s)", fmt(dig(r, phase, "api_latency_p99_s"), 3)))
+        for verb in ("create", "delete"):
+            lat = dig(r, phase, "server_latency_s", f"{who[-1]} {verb}")
+            if lat:
+                out.append((f"{label}: API server's time per pod {verb} p50 / p99 (s)",
+                            f"{fmt(lat['p50'], 3)} / {fmt(lat['p99'], 3)}"))
+        parts = dig(r, phase, "cluster_cpu_s")
+        if parts:
+            out.append((f"{label}: CPU s of " + " / ".join(parts), " / ".join(fmt(v, 0) for v in parts.values())))
         out.append((f"{label}: work-queue depth max", fmt(dig(r, phase, "queue_depth_max"))))
         if dig(r, phase, "reconciles") is not None:
             out.append((f"{label}: reconciles (their seconds)",
                         f"{dig(r, phase, 'reconciles')} ({fmt(dig(r, phase, 'reconcile_seconds'))})"))
     out.append(("peak RSS (MiB)", fmt(r.get("peak_rss_mib"))))
+    if r.get("pod_bytes"):
+        out.append(("pod object as served (bytes)", fmt(r["pod_bytes"])))
     if r.get("error"):
         out.append(("did not finish", r["error"].split(":")[0] + ": " + r["error"].split(":", 1)[1].strip()[:60]))
     return out
