@@ -524,7 +524,11 @@ TEST_F(OperatorTest, WithLeaderElectionOnlyOneOperatorActs) {
                                        "--leader-election-id=optest"};
   auto& a = StartOperator(le);
   auto& b = StartOperator(le);
-  ASSERT_TRUE(WaitFor([&] { return GetJson("lease optest -n " + ns_)["spec"].value("holderIdentity", "") != ""; }, kTimeout));
+  // Until an operator makes the Lease, kubectl finds none (null): polled again, not read.
+  ASSERT_TRUE(WaitFor([&] {
+    const Json lease = GetJson("lease optest -n " + ns_);
+    return lease.is_object() && lease.value("spec", Json::object()).value("holderIdentity", "") != "";
+  }, kTimeout));
   ASSERT_EQ(Apply(ns_, JobYaml("le", 2)).exit_code, 0);
   ASSERT_TRUE(WaitForPods("le", 2, 1));
   const bool a_leads = a.Log().find("became leader") != std::string::npos;
