@@ -43,9 +43,10 @@ type agent struct {
 	gpus        int
 	schedule    bool
 
-	mu    sync.Mutex
-	pods  map[types.UID]*podRunner
-	ended map[types.UID]bool // pods that finished before this process saw them (left alone)
+	mu      sync.Mutex
+	pods    map[types.UID]*podRunner
+	ended   map[types.UID]bool // pods that finished before this process saw them (left alone)
+	binding sync.Map           // UIDs of pods being bound (bind retries while the API server is away)
 }
 
 func (a *agent) nodeObject() *v1.Node {
@@ -176,7 +177,7 @@ func (a *agent) watchPods(ctx context.Context) {
 	}))
 	bind := func(obj any) {
 		if pod, ok := obj.(*v1.Pod); ok {
-			a.bind(ctx, pod)
+			go a.bind(ctx, pod) // may retry for a while: never hold up the informer's other events
 		}
 	}
 	pending.Core().V1().Pods().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{
@@ -184,7 +185,10 @@ func (a *agent) watchPods(ctx context.Context) {
 	pending.Start(ctx.Done())
 }
 
-// bind is the trivial scheduler: every schedulable pod goes to this node.
+// bind is the trivial scheduler: every schedulable pod goes to this node. A bind the API server
+// did not take because it is away (no connection, 5xx, 429) is tried again with backoff until
+// it lands or the pod is gone or bound, as kube-scheduler requeues a pod whose binding failed
+// (found by tests/chaos: pods made just before an API server restart stayed unbound for good).
 func (a *agent) bind(ctx context.Context, pod *v1.Pod) {
 	if pod.Spec.NodeName != "" || pod.DeletionTimestamp != nil || len(pod.Spec.SchedulingGates) > 0 {
 		return
@@ -192,15 +196,36 @@ func (a *agent) bind(ctx context.Context, pod *v1.Pod) {
 	if s := pod.Spec.SchedulerName; s != "" && s != v1.DefaultSchedulerName {
 		return
 	}
-	b := &v1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
-		Target: v1.ObjectReference{Kind: "Node", Name: a.nodeName}}
-	if err := a.client.CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{}); err != nil {
-		if !apierrors.IsConflict(err) && !apierrors.IsNotFound(err) {
-			log.Printf("scheduler: bind %s/%s: %v", pod.Namespace, pod.Name, err)
-		}
+	if _, busy := a.binding.LoadOrStore(pod.UID, true); busy {
 		return
 	}
-	log.Printf("scheduler: bound %s/%s to %s", pod.Namespace, pod.Name, a.nodeName)
+	defer a.binding.Delete(pod.UID)
+	b := &v1.Binding{ObjectMeta: metav1.ObjectMeta{Name: pod.Name, Namespace: pod.Namespace, UID: pod.UID},
+		Target: v1.ObjectReference{Kind: "Node", Name: a.nodeName}}
+	backoff := 200 * time.Millisecond
+	for tries := 1; ; tries++ {
+		err := a.client.CoreV1().Pods(pod.Namespace).Bind(ctx, b, metav1.CreateOptions{})
+		if err == nil {
+			log.Printf("scheduler: bound %s/%s to %s", pod.Namespace, pod.Name, a.nodeName)
+			return
+		}
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) { // bound already, or gone
+			return
+		}
+		away := serverAway(err)
+		if tries == 1 || !away {
+			log.Printf("scheduler: bind %s/%s: %v%s", pod.Namespace, pod.Name, err, map[bool]string{true: "; retrying"}[away])
+		}
+		if !away {
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(backoff):
+		}
+		backoff = min(backoff*2, 5*time.Second)
+	}
 }
 
 func (a *agent) onPod(ctx context.Context, pod *v1.Pod) {

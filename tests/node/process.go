@@ -2,7 +2,9 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -269,8 +271,28 @@ func (p *podRunner) writeDownward(dir string, items []v1.DownwardAPIVolumeFile) 
 	return nil
 }
 
+// tokenRetryable: whether a failed TokenRequest is tried again rather than failing the pod's
+// setup. A kubelet never fails a pod for a volume it cannot set up yet (it retries the mount),
+// so everything but the API server's refusal is retried: the ServiceAccount not there yet
+// (NotFound, bounded by fetch's deadline), and the API server away (no connection, 5xx, 429,
+// timeouts: found by tests/chaos, an API server restart while pods started failed them).
+func tokenRetryable(err error) bool { return apierrors.IsNotFound(err) || serverAway(err) }
+
+// serverAway: the request failed because the API server is away or busy (no answer at all, a
+// 5xx, 429, a timeout), not because it refused it.
+func serverAway(err error) bool {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		code := status.Status().Code
+		return code >= 500 || code == http.StatusTooManyRequests || apierrors.IsTimeout(err) ||
+			apierrors.IsServerTimeout(err)
+	}
+	return true // no answer at all: connection refused or reset, a timeout
+}
+
 // writeToken asks the API server for a token bound to this pod (TokenRequest), retrying
-// while the ServiceAccount does not exist yet, and keeps it fresh at 80% of its lifetime.
+// while the ServiceAccount does not exist yet (up to 60 s) or the API server does not answer
+// (until the pod goes), and keeps it fresh at 80% of its lifetime.
 func (p *podRunner) writeToken(ctx context.Context, dir, file, audience string, expiration *int64) error {
 	sa := p.pod.Spec.ServiceAccountName
 	if sa == "" {
@@ -296,10 +318,16 @@ func (p *podRunner) writeToken(ctx context.Context, dir, file, audience string, 
 				}
 				return time.Until(tr.Status.ExpirationTimestamp.Time) * 8 / 10, nil
 			}
-			if !apierrors.IsNotFound(err) || time.Now().After(deadline) || ctx.Err() != nil {
+			refused := !tokenRetryable(err) || (apierrors.IsNotFound(err) && time.Now().After(deadline))
+			if refused || ctx.Err() != nil {
 				return 0, fmt.Errorf("token for serviceaccount %s/%s: %w", p.pod.Namespace, sa, err)
 			}
-			time.Sleep(200 * time.Millisecond)
+			select {
+			case <-ctx.Done():
+			case <-p.done:
+				return 0, fmt.Errorf("token for serviceaccount %s/%s: the pod is gone: %w", p.pod.Namespace, sa, err)
+			case <-time.After(200 * time.Millisecond):
+			}
 		}
 	}
 	refresh, err := fetch()
