@@ -197,9 +197,11 @@ class Run:
             self.injected += 1
 
     def postid(self):
-        """Root trainers killed after their sidecar took the id, before the ConfigMap holds it."""
+        """Root trainers killed after their sidecar took the id, before the ConfigMap holds it. The
+        operator is stopped once it made the root pods, before any root trainer can post (each
+        waits ROOT_DELAY after its start; the node starts pods without the operator)."""
         for job in self.names:
-            wait_until(f"{job}-0 trainer started", 120, lambda job=job: self.trainer_started(job, 0))
+            wait_until(f"{job}-0 created", 120, lambda job=job: self.attempt_pod(job, 0, 1) is not None)
         self.c.operator_proc.send_signal(signal.SIGSTOP)
         try:
             for job in self.names:

@@ -2,11 +2,13 @@
 """Soak: keeps JOBS NcclJobs of REPLICAS pods in churn on a real local control plane, testnode and
 nccl-operator (a host process) for MINUTES, and samples the operator every SAMPLE seconds:
 resident memory, threads, open file descriptors, and reconcile latency (mean and p99 of the
-interval, from its /metrics histograms). Each job, when made, draws what it does: succeed after
+interval, from its /metrics histograms), and the Events written so far; with --heap also the
+bytes malloc holds in use (gdb calls the operator's malloc_stats(), pausing it a moment: for
+finding what grows, not for the latency figures). Each job, when made, draws what it does: succeed after
 training 3-30 seconds, fail once (rank 1 exits 1 in attempt 1: a restart, then success), or be
 deleted while it runs. A job that ends is deleted and replaced at once.
 
-  tests/chaos/soak.py [--minutes 30] [--jobs 50] [--replicas 4] [--sample 10]
+  tests/chaos/soak.py [--minutes 30] [--jobs 50] [--replicas 4] [--sample 10] [--heap]
                       [--build DIR] [--work DIR] [--csv FILE]
 
 Prints one line per sample (CSV with --csv too) and a summary: first versus last fifth of the
@@ -19,6 +21,7 @@ import random
 import re
 import shutil
 import signal
+import subprocess
 import sys
 import time
 
@@ -34,6 +37,29 @@ def proc_sample(pid):
     rss_kb = int(re.search(r"^VmRSS:\s+(\d+)", status, re.M).group(1))
     threads = int(re.search(r"^Threads:\s+(\d+)", status, re.M).group(1))
     return rss_kb / 1024, threads, len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def heap_in_use_mib(pid, log_path):
+    """malloc's bytes in use (all arenas and mmapped chunks): gdb makes the operator call
+    malloc_stats(), which prints to its stderr (the operator's log); None when that failed."""
+    with open(log_path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        start = f.tell()
+    subprocess.run(["gdb", "-p", str(pid), "-batch", "-nx", "-ex", "call (void)malloc_stats()"],
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60, check=False)
+    with open(log_path, "rb") as f:
+        f.seek(start)
+        text = f.read().decode(errors="replace")
+    total = re.search(r"Total \(incl. mmap\):\s*system bytes\s*=\s*\d+\s*in use bytes\s*=\s*(\d+)", text)
+    return int(total.group(1)) / (1 << 20) if total else None
+
+
+def events_written(cluster):
+    """Events in the namespace (the operator's; the API server keeps them an hour)."""
+    code, body = cluster.api.call("GET", f"/api/v1/namespaces/{cluster.ns}/events?limit=1")
+    if code != 200 or not isinstance(body, dict):
+        return None
+    return len(body.get("items") or []) + int(body.get("metadata", {}).get("remainingItemCount") or 0)
 
 
 def histogram(text, name):
@@ -66,6 +92,8 @@ def main():
     ap.add_argument("--replicas", type=int, default=4, help="pods per job (default 4)")
     ap.add_argument("--sample", type=float, default=10, help="seconds between samples (default 10)")
     ap.add_argument("--seed", type=int, default=None)
+    ap.add_argument("--heap", action="store_true",
+                    help="also sample malloc's bytes in use (gdb attaches to the operator each sample)")
     ap.add_argument("--bridge-index", type=int, default=14, choices=range(11, 16), metavar="11..15",
                     help="testnode bridge tnc<i>, pods on 10.246.<i>.0/24 (default 14; one per concurrent run)")
     ap.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "..", "build"))
@@ -90,7 +118,8 @@ def main():
     ended = {"Succeeded": 0, "Failed": 0, "deleted": 0}
     deleted_uids = set()
     csv = open(args.csv, "w") if args.csv else None
-    header = "t_s,jobs_live,pods,rss_mib,threads,fds,reconciles,reconcile_mean_ms,reconcile_p99_le_ms,queue_mean_ms"
+    header = ("t_s,jobs_live,pods,rss_mib,threads,fds,reconciles,reconcile_mean_ms,reconcile_p99_le_ms,"
+              "queue_mean_ms,events,heap_mib")
     try:
         cluster.start()
         log(f"soak: seed {seed}, {args.jobs} jobs x {args.replicas} pods, {args.minutes} min, state {work}")
@@ -149,9 +178,10 @@ def main():
                 n = (hist[1] - last_hist[0][1]) if hist and last_hist else 0
                 last_hist = (hist, queue) if hist else last_hist
                 pods = len(cluster.api.items(f"/api/v1/namespaces/{cluster.ns}/pods") or [])
+                heap = heap_in_use_mib(cluster.operator_proc.pid, f"{work}/operator.log") if args.heap else None
                 row = (now - started, len(live), pods, rss, threads, fds, int(n),
                        None if mean is None else mean * 1000, None if p99 is None else p99 * 1000,
-                       None if qmean is None else qmean * 1000)
+                       None if qmean is None else qmean * 1000, events_written(cluster), heap)
                 samples.append(row)
                 line = ",".join("" if v is None else (f"{v:.1f}" if isinstance(v, float) else str(v)) for v in row)
                 print(line, flush=True)
@@ -183,7 +213,8 @@ def summarize(samples, made, ended, problems, seed, args):
     if len(samples) >= 5:
         fifth = max(1, len(samples) // 5)
         first, last = samples[:fifth], samples[-fifth:]
-        cols = {"rss_mib": 3, "threads": 4, "fds": 5, "reconcile_mean_ms": 7, "reconcile_p99_le_ms": 8}
+        cols = {"rss_mib": 3, "threads": 4, "fds": 5, "reconcile_mean_ms": 7, "reconcile_p99_le_ms": 8,
+                "events": 10, "heap_mib": 11}
         print(f"{'':22s} {'first fifth':>12s} {'last fifth':>12s} {'max':>10s}")
         for label, i in cols.items():
             def mean(rows):
