@@ -22,7 +22,7 @@ void EventRecorder::Record(const api::NcclJob& job, const policy::Event& event) 
   const std::string now = api::FormatTime(api::Clock::now());
   logging::Info("controller", event.message,
                 {{"job", job.namespace_ + "/" + job.name}, {"reason", event.reason}, {"type", event.type}});
-  const Key key{job.uid, event.type, event.reason, event.message};
+  const EventRepeats::Key key{job.uid, event.type, event.reason, event.message};
   if (BumpRepeat(job, key, now)) return;
   nlohmann::json object = {
       {"apiVersion", "v1"},
@@ -53,39 +53,27 @@ void EventRecorder::Record(const api::NcclJob& job, const policy::Event& event) 
                   {{"job", job.namespace_ + "/" + job.name}, {"error", created.status().ToString()}});
     return;
   }
-  Remember(key, {(*created)["metadata"].value("name", ""), now, 1, api::Clock::now()});
+  std::lock_guard<std::mutex> lock(mu_);
+  written_.Put(key, {(*created)["metadata"].value("name", ""), 1}, EventRepeats::Clock::now());
 }
 
-bool EventRecorder::BumpRepeat(const api::NcclJob& job, const Key& key, const std::string& now) {
-  Written written;
+bool EventRecorder::BumpRepeat(const api::NcclJob& job, const EventRepeats::Key& key, const std::string& now) {
+  std::optional<EventRepeats::Written> written;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    auto it = written_.find(key);
-    if (it == written_.end() || api::Clock::now() - it->second.last > kRepeatWindow) return false;
-    written = it->second;
+    written = written_.Find(key, EventRepeats::Clock::now());
   }
-  const int count = written.count + 1;
-  auto patched = client_->Patch(kube::resources::kCoreEvents, job.namespace_, written.name, kube::PatchType::kMerge,
+  if (!written) return false;
+  const int count = written->count + 1;
+  auto patched = client_->Patch(kube::resources::kCoreEvents, job.namespace_, written->name, kube::PatchType::kMerge,
                                 {{"count", count}, {"lastTimestamp", now}});
   std::lock_guard<std::mutex> lock(mu_);
   if (!patched.ok()) {  // gone (events expire) or unreachable: write a new one
-    written_.erase(key);
+    written_.Erase(key);
     return false;
   }
-  written.count = count;
-  written.last = api::Clock::now();
-  written_[key] = written;
+  written_.Put(key, {written->name, count}, EventRepeats::Clock::now());
   return true;
-}
-
-void EventRecorder::Remember(const Key& key, Written written) {
-  std::lock_guard<std::mutex> lock(mu_);
-  if (written_.size() >= kMaxRemembered) {
-    const auto now = api::Clock::now();
-    std::erase_if(written_, [&](const auto& entry) { return now - entry.second.last > kRepeatWindow; });
-    if (written_.size() >= kMaxRemembered) written_.clear();
-  }
-  written_[key] = std::move(written);
 }
 
 }  // namespace ncclop::controller
