@@ -203,6 +203,13 @@ class Cluster:
     def operator_exited_by_itself(self):
         return self.operator_proc is not None and self.operator_proc.poll() is not None
 
+    def apiserver_ready(self):
+        try:
+            self.controlplane("status")
+            return True
+        except subprocess.CalledProcessError:
+            return False
+
     def kill_operator(self):
         self.operator_proc.send_signal(signal.SIGKILL)
         self.operator_proc.wait()
