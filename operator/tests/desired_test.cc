@@ -144,6 +144,24 @@ TEST(Pod, InjectsTheSidecarAsANativeSidecar) {
   EXPECT_EQ(sidecar["imagePullPolicy"], "Always");
 }
 
+// The sidecar gets the NCCLJOB_ variables (what it reads, and the rest of the operator's own
+// contract) but not those for other launchers: every watcher of pods decodes each byte.
+TEST(Pod, TheSidecarGetsTheNcclJobVariablesOnly) {
+  Json pod = Pod(testing::Job(), 1, 2, {});
+  const Json& sidecar = pod["spec"]["initContainers"][0];
+  const Json& trainer = pod["spec"]["containers"][0];
+  for (const char* name : {"NCCLJOB_NAME", "NCCLJOB_NAMESPACE", "NCCLJOB_UID", "NCCLJOB_INDEX", "NCCLJOB_REPLICAS",
+                           "NCCLJOB_GPUS_PER_POD", "NCCLJOB_WORLD_SIZE", "NCCLJOB_ATTEMPT", "NCCLJOB_POD_NAME"}) {
+    EXPECT_NE(EnvValue(sidecar, name), "<absent>") << name;
+    EXPECT_EQ(EnvValue(sidecar, name), EnvValue(trainer, name)) << name;
+  }
+  for (const char* name : {"MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK", "NODE_RANK", "NNODES",
+                           "LOCAL_WORLD_SIZE", "PADDLE_TRAINER_ID", "PADDLE_CURRENT_ENDPOINT"}) {
+    EXPECT_EQ(EnvValue(sidecar, name), "<absent>") << name;
+    EXPECT_NE(EnvValue(trainer, name), "<absent>") << name;
+  }
+}
+
 TEST(Pod, TheSidecarMeetsPodSecurityRestricted) {
   const Json sc = Pod(testing::Job(), 0, 1, {})["spec"]["initContainers"][0]["securityContext"];
   EXPECT_EQ(sc["runAsNonRoot"], true);

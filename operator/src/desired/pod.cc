@@ -108,6 +108,18 @@ void AddPaddleEnv(Json& env, const api::NcclJob& job, int index) {
   env.push_back(Var(contract::env::kPaddleTrainerEndpoints, endpoints));
 }
 
+// The sidecar runs no user program: it gets the NCCLJOB_ variables (it reads some of them:
+// sidecar/src/config.cc), not the ones for other launchers (MASTER_ADDR, RANK, PADDLE_*),
+// which would only make every pod bigger for every watcher of pods (bench/scale: a 4096-pod
+// job's pods are decoded by the API server, the scheduler, the kubelets and the controllers).
+Json SidecarEnv(const Json& contract_env) {
+  Json env = Json::array();
+  for (const Json& v : contract_env) {
+    if (v["name"].get<std::string>().rfind("NCCLJOB_", 0) == 0) env.push_back(v);
+  }
+  return env;
+}
+
 }  // namespace
 
 Json SidecarSecurityContext() {
@@ -178,7 +190,7 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
       SetGpuLimit(c, job.spec.gpus_per_pod);
     }
   }
-  Json init = Json::array({Sidecar(options, ChooseSidecarPorts(job), env)});
+  Json init = Json::array({Sidecar(options, ChooseSidecarPorts(job), SidecarEnv(env))});
   if (spec.contains("initContainers") && spec["initContainers"].is_array()) {
     for (Json c : spec["initContainers"]) {
       InjectEnv(c, env);
