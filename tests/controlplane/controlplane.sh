@@ -23,23 +23,10 @@
 # verifies their serving certs against pki/ca.crt (added for tests/node).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-cmd=${1:-}; shift || true
-dir=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --dir) dir=$2; shift 2 ;;
-    -h|--help) sed -n "2,23p" "$0"; exit 0 ;;
-    *) echo "controlplane.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n "2,23p" "$0" >&2; exit 2; }
-mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+# shellcheck source=lib.sh
+source "$here/lib.sh"
+cli_parse "$@"
 log() { echo "[controlplane] $*" >&2; }
-
-# free_port [address]: a port nothing uses on that address (default 127.0.0.1). The API server's is
-# asked for on its own bind address: a port free on 127.0.0.1 may be taken on another address,
-# and 0.0.0.0 needs it free on all (seen with tens of thousands of sockets open on the machine).
-free_port() { python3 -c 'import socket, sys; s=socket.socket(); s.bind((sys.argv[1], 0)); print(s.getsockname()[1])' "${1:-127.0.0.1}"; }
 
 wait_ready() {  # wait_ready <seconds>
   local deadline=$(( $(date +%s) + $1 ))
@@ -68,12 +55,7 @@ make_pki() {
   cd - >/dev/null
 }
 
-sign() {  # sign <name> <subject> [san]   (run in the pki dir)
-  openssl req -newkey rsa:2048 -nodes -keyout "$1.key" -out "$1.csr" -subj "$2" 2>/dev/null
-  if [ -n "${3:-}" ]; then printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$3" > "$1.ext"
-  else printf 'extendedKeyUsage=clientAuth\n' > "$1.ext"; fi
-  openssl x509 -req -in "$1.csr" -CA ca.crt -CAkey ca.key -CAcreateserial -out "$1.crt" -days 3650 -extfile "$1.ext" 2>/dev/null
-}
+sign() { sign_cert "$dir/pki" "$dir/pki" "$@"; }  # sign <name> <subject> [san]
 
 # The apiserver SANs include 10.244.0.1, the local node's bridge (tests/node), so pods can
 # verify the API server there, and 10.246.0-15.1, the bridges of the end-to-end flow tests
@@ -94,31 +76,6 @@ sign_all() {
   sign_apiserver_if_needed
   sign admin "/O=system:masters/CN=admin"
   sign controller-manager "/CN=system:kube-controller-manager"
-}
-
-write_kubeconfig() {  # write_kubeconfig <file> <user>
-  local b64; b64() { base64 -w0 < "$1"; }
-  cat > "$1" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: local
-  cluster:
-    server: $APISERVER_URL
-    certificate-authority-data: $(b64 "$dir/pki/ca.crt")
-users:
-- name: $2
-  user:
-    client-certificate-data: $(b64 "$dir/pki/$2.crt")
-    client-key-data: $(b64 "$dir/pki/$2.key")
-contexts:
-- name: local
-  context:
-    cluster: local
-    user: $2
-    namespace: default
-current-context: local
-KC
 }
 
 gate_flags() {
@@ -147,18 +104,6 @@ start_apiserver() {
   echo $! > "$dir/apiserver.pid"
 }
 
-stop_pid() {  # stop_pid <name>
-  local f="$dir/$1.pid"
-  [ -f "$f" ] || return 0
-  local pid; pid=$(cat "$f")
-  if kill -0 "$pid" 2>/dev/null; then
-    kill "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  rm -f "$f"
-}
-
 case "$cmd" in
   up)
     bin=$("$here/build.sh" | tail -1)
@@ -183,8 +128,8 @@ ENV
       >"$dir/logs/etcd.log" 2>&1 &
     echo $! > "$dir/etcd.pid"
     start_apiserver
-    write_kubeconfig "$dir/kubeconfig" admin
-    write_kubeconfig "$dir/controller-manager.kubeconfig" controller-manager
+    write_kubeconfig "$dir/kubeconfig" "$APISERVER_URL" "$dir/pki/ca.crt" "$dir/pki" admin
+    write_kubeconfig "$dir/controller-manager.kubeconfig" "$APISERVER_URL" "$dir/pki/ca.crt" "$dir/pki" controller-manager
     started=$(date +%s)
     wait_ready 90
     # shellcheck disable=SC2086

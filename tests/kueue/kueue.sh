@@ -8,34 +8,17 @@
 # NcclJob operator creates the Workloads itself (README, "Shared clusters").
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-cmd=${1:-}; shift || true
-dir=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --dir) dir=$2; shift 2 ;;
-    -h|--help) sed -n "2,9p" "$0"; exit 0 ;;
-    *) echo "kueue.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-  esac
-done
-[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n "2,9p" "$0" >&2; exit 2; }
-dir=$(cd "$dir" && pwd)
+# shellcheck source=../controlplane/lib.sh
+source "$here/../controlplane/lib.sh"
+cli_parse "$@"
 state="$dir/kueue"
 log() { echo "[kueue] $*" >&2; }
 # shellcheck source=/dev/null
 cp_bin=$(. "$dir/env"; echo "$CONTROLPLANE_BIN")
 kubectl() { "$cp_bin/kubectl" --kubeconfig "$dir/kubeconfig" "$@"; }
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
 stop() {
-  if [ -f "$state/pid" ]; then
-    local pid; pid=$(cat "$state/pid")
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid"
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-    rm -f "$state/pid"
-  fi
+  stop_pid_file "$state/pid"
   kubectl delete mutatingwebhookconfiguration ncclop-test-kueue --ignore-not-found >/dev/null 2>&1 || true
   kubectl delete validatingwebhookconfiguration ncclop-test-kueue --ignore-not-found >/dev/null 2>&1 || true
 }

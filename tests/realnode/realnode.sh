@@ -27,19 +27,9 @@
 # pipe: EOF" without them).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-cmd=${1:-}; shift || true
-dir=""
-while [ $# -gt 0 ]; do
-  case "$1" in
-    --dir) dir=$2; shift 2 ;;
-    -h|--help) sed -n "2,29p" "$0"; exit 0 ;;
-    --) shift; break ;;
-    -*) echo "realnode.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
-    *) break ;;
-  esac
-done
-[ -n "$cmd" ] && [ -n "$dir" ] || { sed -n "2,29p" "$0" >&2; exit 2; }
-mkdir -p "$dir"; dir=$(cd "$dir" && pwd)
+# shellcheck source=../controlplane/lib.sh
+source "$here/../controlplane/lib.sh"
+cli_takes_files=1 cli_parse "$@"
 log() { echo "[realnode] $*" >&2; }
 
 node=${REALNODE_NAME:-realnode}
@@ -51,24 +41,10 @@ cp="$dir/controlplane"
 ctrd="$dir/containerd"
 pause_image=localhost/realnode/pause:1
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-
 start() {  # start <name> <program> [args...]: in the background, pid in D/<name>.pid
   local name=$1; shift
   nohup "$@" >"$dir/logs/$name.log" 2>&1 &
   echo $! > "$dir/$name.pid"
-}
-
-stop_pid() {  # stop_pid <name> [signal]
-  local f="$dir/$1.pid"
-  [ -f "$f" ] || return 0
-  local pid; pid=$(cat "$f")
-  if kill -0 "$pid" 2>/dev/null; then
-    kill "-${2:-TERM}" "$pid" 2>/dev/null || true
-    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -9 "$pid" 2>/dev/null || true
-  fi
-  rm -f "$f"
 }
 
 alive_or_fail() {  # alive_or_fail <name>...: a process that died is reported with its log
@@ -90,37 +66,7 @@ wait_for() {  # wait_for <seconds> <what> <command...>: poll until the command s
   done
 }
 
-sign() {  # sign <name> <subject> [san]: a cert from the control plane's CA, in D/pki
-  local pki="$dir/pki" ca="$cp/pki"
-  mkdir -p "$pki"
-  openssl req -newkey rsa:2048 -nodes -keyout "$pki/$1.key" -out "$pki/$1.csr" -subj "$2" 2>/dev/null
-  if [ -n "${3:-}" ]; then printf 'subjectAltName=%s\nextendedKeyUsage=serverAuth,clientAuth\n' "$3" > "$pki/$1.ext"
-  else printf 'extendedKeyUsage=clientAuth\n' > "$pki/$1.ext"; fi
-  openssl x509 -req -in "$pki/$1.csr" -CA "$ca/ca.crt" -CAkey "$ca/ca.key" -CAcreateserial \
-    -out "$pki/$1.crt" -days 3650 -extfile "$pki/$1.ext" 2>/dev/null
-}
-
-kubeconfig() {  # kubeconfig <file> <cert name>
-  local b64; b64() { base64 -w0 < "$1"; }
-  cat > "$1" <<KC
-apiVersion: v1
-kind: Config
-clusters:
-- name: local
-  cluster:
-    server: $APISERVER_URL
-    certificate-authority-data: $(b64 "$cp/pki/ca.crt")
-users:
-- name: $2
-  user:
-    client-certificate-data: $(b64 "$dir/pki/$2.crt")
-    client-key-data: $(b64 "$dir/pki/$2.key")
-contexts:
-- name: local
-  context: {cluster: local, user: $2}
-current-context: local
-KC
-}
+sign() { sign_cert "$cp/pki" "$dir/pki" "$@"; }  # sign <name> <subject> [san]: from the control plane's CA
 
 # The bridge exists before the first pod, so the node IP does; the CNI bridge plugin finds it.
 network_up() {
@@ -294,7 +240,9 @@ up() {
   sign kube-proxy "/CN=system:kube-proxy"
   sign kube-scheduler "/CN=system:kube-scheduler"
   sign coredns "/CN=realnode:coredns"
-  local c; for c in kubelet kube-proxy kube-scheduler coredns; do kubeconfig "$dir/$c.kubeconfig" "$c"; done
+  local c; for c in kubelet kube-proxy kube-scheduler coredns; do
+    write_kubeconfig "$dir/$c.kubeconfig" "$APISERVER_URL" "$cp/pki/ca.crt" "$dir/pki" "$c"
+  done
   # Without the Node authorizer the kubelet gets the system:node role through RBAC; CoreDNS
   # reads Services, EndpointSlices, Pods and Namespaces.
   kubectl apply -f - >/dev/null <<YAML
@@ -411,7 +359,7 @@ case "$cmd" in
   import)
     # shellcheck source=/dev/null
     source "$dir/env"
-    for f in "$@"; do $REALNODE_CTR images import "$f" >/dev/null; done
+    for f in "${files[@]}"; do $REALNODE_CTR images import "$f" >/dev/null; done
     ;;
   *) echo "realnode.sh: unknown command $cmd (up|down|import)" >&2; exit 2 ;;
 esac
