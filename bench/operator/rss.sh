@@ -6,6 +6,8 @@
 # one in a temporary directory and stops it afterwards.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
+# shellcheck source=lib.sh
+source "$root/bench/operator/lib.sh"
 build=$root/build
 jobs=100
 replicas=8
@@ -43,7 +45,6 @@ k apply -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
 k wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s >/dev/null
 k create namespace "$ns" >/dev/null
 
-rss_kib() { awk '/VmRSS/ {print $2}' "/proc/$1/status"; }
 wait_until() {  # wait_until <seconds> <command...>
   local deadline=$(( $(date +%s) + $1 )); shift
   until "$@"; do [ "$(date +%s)" -lt "$deadline" ] || return 1; sleep 0.5; done
@@ -54,39 +55,20 @@ wait_until() {  # wait_until <seconds> <command...>
 pid=$!
 # Idle: caches synced and nothing to do.
 wait_until 30 grep -q "caches synced" "$log"
-idle=$(rss_kib "$pid")
+idle=$(proc_kib "$pid" VmRSS)
 
-manifests=$(mktemp)
-for i in $(seq 0 $((jobs - 1))); do
-  cat >>"$manifests" <<YAML
----
-apiVersion: nccl.dev/v1alpha1
-kind: NcclJob
-metadata: {name: job-$i}
-spec:
-  replicas: $replicas
-  gpusPerPod: 8
-  template:
-    spec:
-      containers:
-      - name: trainer
-        image: trainer:1
-        command: ["python", "-m", "train", "--config", "/etc/train/config.yaml"]
-YAML
-done
 start=$(date +%s.%N)
-k apply -n "$ns" -f "$manifests" >/dev/null
-rm -f "$manifests"
+load_manifests "$jobs" "$replicas" trainer:1 | k apply -n "$ns" -f - >/dev/null
 want=$((jobs * replicas))
-count_pods() { [ "$(k get pods -n "$ns" -l nccl.dev/job-name --no-headers 2>/dev/null | wc -l)" -ge "$want" ]; }
-wait_until 600 count_pods || { echo "pods did not all appear; operator log:" >&2; tail -20 "$log" >&2; exit 1; }
+wait_pod_count 600 "$want" k get pods -n "$ns" -l nccl.dev/job-name --no-headers \
+  || { echo "pods did not all appear; operator log:" >&2; tail -20 "$log" >&2; exit 1; }
 elapsed=$(echo "$(date +%s.%N) - $start" | bc)
-loaded=$(rss_kib "$pid")
-peak=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status")
+loaded=$(proc_kib "$pid" VmRSS)
+peak=$(proc_kib "$pid" VmHWM)
 # RSS = anonymous memory (the process's own) + file pages (shared libraries' code, mostly
 # shared with every other process using them).
-anon=$(awk '/RssAnon/ {print $2}' "/proc/$pid/status")
-file=$(awk '/RssFile/ {print $2}' "/proc/$pid/status")
+anon=$(proc_kib "$pid" RssAnon)
+file=$(proc_kib "$pid" RssFile)
 
 printf '%-34s %10s\n' "measure" "value"
 printf '%-34s %10s\n' "operator RSS idle (MiB)" "$(echo "scale=1; $idle/1024" | bc)"

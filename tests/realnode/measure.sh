@@ -37,6 +37,8 @@ done
 mkdir -p "$build"; build=$(cd "$build" && pwd)
 # shellcheck source=../e2e/realnode/lib.sh
 source "$root/tests/e2e/realnode/lib.sh"
+# shellcheck source=../../bench/operator/lib.sh
+source "$root/bench/operator/lib.sh"
 row() { printf '%-62s %s\n' "$1" "$2"; }
 
 # Applies the example job in a new namespace; prints the seconds until its 4 trainers started.
@@ -76,16 +78,11 @@ pid_of() {  # pid_of <namespace> <pod> <container>
   id=$(kubectl -n "$1" get pod "$2" -o jsonpath="{.status.containerStatuses[?(@.name==\"$3\")].containerID}{.status.initContainerStatuses[?(@.name==\"$3\")].containerID}")
   $REALNODE_CTR tasks ls 2>/dev/null | awk -v id="${id#containerd://}" '$1 == id {print $2}'
 }
-kib() { awk -v k="$2:" '$1 == k {print $2}' "/proc/$1/status"; }
-mib() { awk -v v="$1" 'BEGIN {printf "%.1f", v / 1024}'; }
 # The container's memory cgroup (v1 on this host): usage, and rss + mapped_file, in MiB.
 cgroup_mem() {  # cgroup_mem <pid>
   local cg; cg=/sys/fs/cgroup/memory$(awk -F: '$2 == "memory" {print $3}' "/proc/$1/cgroup")
   awk -v u="$(cat "$cg/memory.usage_in_bytes")" '$1 == "rss" {r = $2} $1 == "mapped_file" {m = $2}
     END {printf "usage %.1f, rss+mapped_file %.1f", u / 1048576, (r + m) / 1048576}' "$cg/memory.stat"
-}
-proc_mem() {  # proc_mem <pid>: VmRSS (RssAnon + RssFile), MiB
-  echo "$(mib "$(kib "$1" VmRSS)") ($(mib "$(kib "$1" RssAnon)") anon + $(mib "$(kib "$1" RssFile)") file)"
 }
 
 rn_helm_install
@@ -119,39 +116,18 @@ until kubectl -n side logs watch-1 -c trainer 2>/dev/null | grep -q "id obtained
 done
 for p in watch-0 watch-1; do
   pid=$(pid_of side "$p" nccl-sidecar)
-  row "sidecar in $p (root: 0), watching: VmRSS MiB" "$(proc_mem "$pid"); peak $(mib "$(kib "$pid" VmHWM)")"
+  row "sidecar in $p (root: 0), watching: VmRSS MiB" "$(proc_mem "$pid")"
   row "  its container's memory cgroup (MiB)" "$(cgroup_mem "$pid")"
 done
 kubectl delete namespace side --wait=false >/dev/null
 
-row "operator idle-ish (after 3 jobs): VmRSS MiB" "$(proc_mem "$op_pid"); peak $(mib "$(kib "$op_pid" VmHWM)")"
+row "operator idle-ish (after 3 jobs): VmRSS MiB" "$(proc_mem "$op_pid")"
 row "  its container's memory cgroup (MiB)" "$(cgroup_mem "$op_pid")"
 kubectl create namespace load >/dev/null
-manifests="$dir/load.yaml"; : >"$manifests"
-for i in $(seq 0 $((jobs - 1))); do
-  cat >>"$manifests" <<YAML
----
-apiVersion: nccl.dev/v1alpha1
-kind: NcclJob
-metadata: {name: job-$i}
-spec:
-  replicas: $replicas
-  gpusPerPod: 8
-  initTimeoutSeconds: 3600
-  template:
-    spec:
-      containers:
-        - {name: trainer, image: $TRAINER_IMAGE, command: [nccl-allreduce]}
-YAML
-done
 start=$(date +%s.%N)
-kubectl -n load apply -f "$manifests" >/dev/null
+load_manifests "$jobs" "$replicas" "$TRAINER_IMAGE" | kubectl -n load apply -f - >/dev/null
 want=$((jobs * replicas))
-deadline=$(( $(date +%s) + 900 ))
-until [ "$(kubectl -n load get pods --no-headers 2>/dev/null | wc -l)" -ge "$want" ]; do
-  [ "$(date +%s)" -lt "$deadline" ] || { echo "not all $want pods appeared" >&2; exit 1; }
-  sleep 1
-done
+wait_pod_count 900 "$want" kubectl -n load get pods --no-headers || { echo "not all $want pods appeared" >&2; exit 1; }
 row "operator: $want pods of $jobs jobs created (s)" "$(python3 -c 'import sys, time; print("%.1f" % (time.time() - float(sys.argv[1])))' "$start")"
 # The scheduler marks each pod Unschedulable; the operator takes those updates in too.
 wait_unschedulable() {
@@ -162,5 +138,5 @@ wait_unschedulable() {
   done
 }
 wait_unschedulable || echo "(not every pod was marked Unschedulable within 300 s)" >&2
-row "operator at $jobs jobs x $replicas pods: VmRSS MiB" "$(proc_mem "$op_pid"); peak $(mib "$(kib "$op_pid" VmHWM)")"
+row "operator at $jobs jobs x $replicas pods: VmRSS MiB" "$(proc_mem "$op_pid")"
 row "  its container's memory cgroup (MiB)" "$(cgroup_mem "$op_pid")"
