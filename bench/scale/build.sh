@@ -5,35 +5,17 @@
 # returns at once. Prints the directory that holds `kwok` and `crds/` (its Stage CRD and the
 # other CRDs it watches) on its last line. Nothing of KWOK is copied into this repository.
 set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=../../scripts/lib/go-module.sh
+source "$here/../../scripts/lib/go-module.sh"
+go_module_who=kwok-build
 version=${KWOK_VERSION:-v0.8.0}
-cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
-out="$cache/bin/kwok-$version"
+out="$go_module_cache/bin/kwok-$version"
 if [ -x "$out/kwok" ] && [ -d "$out/crds" ]; then echo "$out"; exit 0; fi
 
-log() { echo "[kwok-build] $*" >&2; }
-export GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0
-mod="$cache/src/kwok-$version"
-mkdir -p "$mod" "$out"
-cd "$mod"
-printf 'module local/kwokbuild\n\ngo 1.25.0\n\nrequire sigs.k8s.io/kwok %s\n' "$version" > go.mod
-cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import _ "sigs.k8s.io/kwok/cmd/kwok"
-GO
-log "resolving sigs.k8s.io/kwok $version"
-go get "sigs.k8s.io/kwok@$version" >/dev/null 2>&1
-go mod tidy >/dev/null 2>&1 || go mod tidy
-src=$(go list -m -f '{{.Dir}}' sigs.k8s.io/kwok)
-start=$(date +%s)
-log "building kwok"
-go build -tags tools -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$version" \
-  -o "$out/kwok.tmp" sigs.k8s.io/kwok/cmd/kwok
+mkdir -p "$out"
+go_module_fetch kwok sigs.k8s.io/kwok "$version" sigs.k8s.io/kwok/cmd/kwok
 rm -rf "$out/crds" && mkdir -p "$out/crds"
-cp "$src"/kustomize/crd/bases/*.yaml "$out/crds/"
-chmod -R u+w "$out"
-mv "$out/kwok.tmp" "$out/kwok"
-log "built in $(( $(date +%s) - start ))s"
+cp "$go_module_src"/kustomize/crd/bases/*.yaml "$out/crds/"
+go_module_build sigs.k8s.io/kwok/cmd/kwok "$out/kwok" "-X sigs.k8s.io/kwok/pkg/consts.Version=$version"
 echo "$out"

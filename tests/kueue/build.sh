@@ -7,35 +7,16 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
 source "$here/versions.env"
-cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
-out="$cache/bin/kueue-$KUEUE_VERSION"
+# shellcheck source=../../scripts/lib/go-module.sh
+source "$here/../../scripts/lib/go-module.sh"
+go_module_who=kueue-build
+out="$go_module_cache/bin/kueue-$KUEUE_VERSION"
 if [ -x "$out/kueue" ] && [ -f "$out/webhook.yaml" ] && [ -d "$out/crd" ]; then echo "$out"; exit 0; fi
 
-log() { echo "[kueue-build] $*" >&2; }
-export GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0
-mod="$cache/src/kueue-$KUEUE_VERSION"
-mkdir -p "$mod" "$out"
-cd "$mod"
-printf 'module local/kueuebuild\n\ngo 1.25.0\n\nrequire sigs.k8s.io/kueue %s\n' "$KUEUE_VERSION" > go.mod
-cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import _ "sigs.k8s.io/kueue/cmd/kueue"
-GO
-log "resolving sigs.k8s.io/kueue $KUEUE_VERSION"
-go get "sigs.k8s.io/kueue@$KUEUE_VERSION" >/dev/null 2>&1
-go mod tidy >/dev/null
-src=$(go list -m -f '{{.Dir}}' sigs.k8s.io/kueue)
-start=$(date +%s)
-log "building kueue"
-go build -ldflags "-s -w -X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION" \
-  -o "$out/kueue.tmp" sigs.k8s.io/kueue/cmd/kueue
+mkdir -p "$out"
+go_module_fetch kueue sigs.k8s.io/kueue "$KUEUE_VERSION" sigs.k8s.io/kueue/cmd/kueue
 rm -rf "$out/crd" && mkdir -p "$out/crd"
-cp "$src"/config/components/crd/bases/*.yaml "$out/crd/"
-cp "$src/config/components/webhook/manifests.yaml" "$out/webhook.yaml"
-chmod -R u+w "$out"
-mv "$out/kueue.tmp" "$out/kueue"
-log "built in $(( $(date +%s) - start ))s"
+cp "$go_module_src"/config/components/crd/bases/*.yaml "$out/crd/"
+cp "$go_module_src/config/components/webhook/manifests.yaml" "$out/webhook.yaml"
+go_module_build sigs.k8s.io/kueue/cmd/kueue "$out/kueue" "-X sigs.k8s.io/kueue/pkg/version.GitVersion=$KUEUE_VERSION"
 echo "$out"
