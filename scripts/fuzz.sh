@@ -26,18 +26,9 @@ while [ $# -gt 0 ]; do
 done
 log() { echo "[fuzz] $*" >&2; }
 
-packages=(clang libclang-rt-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing Debian packages: ${missing[*]}"
-  sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd=sudo
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo_cmd apt-get update -q >/dev/null
-  $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=lib/debian-packages.sh
+source "$root/scripts/lib/debian-packages.sh"
+debian_install_missing fuzz clang libclang-rt-dev
 
 build="$root/build-fuzz"
 launcher=()

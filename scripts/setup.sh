@@ -24,17 +24,9 @@ packages=(build-essential cmake ninja-build pkg-config git curl openssl iproute2
           libcurl4-openssl-dev libssl-dev libboost1.74-dev libcpp-httplib-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev python3-yaml dpkg-dev xz-utils libmbedtls-dev
           python3-venv python3-pytest iptables libseccomp-dev)
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing Debian packages: ${missing[*]}"
-  sudo_cmd=""; [ "$(id -u)" -eq 0 ] || sudo_cmd=sudo
-  export DEBIAN_FRONTEND=noninteractive
-  $sudo_cmd apt-get update -q >/dev/null
-  $sudo_cmd apt-get install -y -q --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source=lib/debian-packages.sh
+source "$root/scripts/lib/debian-packages.sh"
+debian_install_missing setup "${packages[@]}"
 
 log "lean static libcurl in .deps/curl (cached by version)"
 # Only memory depends on it: without it the build links Debian's libcurl and still works.

@@ -102,19 +102,8 @@ build_tools() {
   log "tools built in $(( $(date +%s) - t0 ))s: $bin"
 }
 
-need_debian_packages() {
-  local missing=() p
-  for p in "$@"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-  done
-  [ ${#missing[@]} -eq 0 ] && return 0
-  log "installing Debian packages: ${missing[*]}"
-  # Another apt-get (a parallel setup) may hold dpkg's lock for a while: wait for it.
-  local apt=(apt-get -o DPkg::Lock::Timeout=300 -y -q)
-  DEBIAN_FRONTEND=noninteractive "${apt[@]}" install --no-install-recommends "${missing[@]}" >/dev/null \
-    || { "${apt[@]}" update >/dev/null && DEBIAN_FRONTEND=noninteractive \
-           "${apt[@]}" install --no-install-recommends "${missing[@]}" >/dev/null; }
-}
+# shellcheck source=../../scripts/lib/debian-packages.sh
+source "$root/scripts/lib/debian-packages.sh"
 
 # ---- processes started in D -------------------------------------------------------------------
 stop_pid_file() {  # stop_pid_file <file>: SIGTERM, wait up to 10 s, then SIGKILL
@@ -265,7 +254,7 @@ ensure_debian_base() {
   fi
   ctx="$state/base-$key"
   if [ ! -f "$ctx/rootfs.tar" ]; then
-    need_debian_packages mmdebstrap
+    debian_install_missing images mmdebstrap
     rm -rf "$state"/base-*; mkdir -p "$ctx"
     printf '%s\n' "$sources" > "$ctx/debian.sources"
     log "making the Debian $DEBIAN_SUITE base with mmdebstrap (minbase, no docs)"
@@ -385,7 +374,7 @@ up() {
     if images_built; then
       log "images $reg/*:$tag built meanwhile by another run"
     else
-      need_debian_packages runc
+      debian_install_missing images runc
       build_tools
       start_buildkitd
       ensure_debian_base
