@@ -65,6 +65,18 @@ check() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: got '$2', want '$3'
 contains() { if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1: '$3' not in: $2"; fi; }
 k() { "$kubectl" -n "$ns" "$@"; }
 nj() { k get nj "$1" -o "jsonpath=$2"; }
+nj_is() { [ "$(nj "$1" "$2")" = "$3" ]; }  # nj_is <job> <jsonpath> <want>
+state_is() { nj_is "$1" '{.status.state}' "$2"; }
+pods_of() { k get pods -l "nccl.dev/job-name=$1" -o name | wc -l; }
+is() { local want=$1; shift; [ "$("$@")" = "$want" ]; }  # is <want> <command...>: it prints that
+# has_id <pod> <attempt>: its trainer logged the id of that attempt.
+has_id() { k logs "$1" -c trainer 2>/dev/null | grep -q "attempt $2, .*id obtained"; }
+# wait_ids <job> <attempt>: each of the job's 4 trainers has the id of that attempt.
+wait_ids() { local i; for i in 0 1 2 3; do wait_for 60 "$1-$i has the id of attempt $2" has_id "$1-$i" "$2"; done; }
+# signal <pod> <signal>: sends it to the pod's trainer through the node's debug endpoint.
+signal() {
+  curl -sf -X POST "http://$(cat "$work/state/debug-addr")/debug/kill?namespace=$ns&pod=$1&container=trainer&signal=$2" >/dev/null
+}
 # wait_for <seconds> <description> <command...>: polls until the command succeeds.
 wait_for() {
   local deadline=$(( $(date +%s) + $1 )) what=$2; shift 2
@@ -149,25 +161,36 @@ no_id_in_logs() {
   done
   pass "$1: the id appears in no trainer or sidecar log"
 }
-# trainer_job <name> <failFastExitCodes> <shell script run as the trainer>
-trainer_job() {
+# nccl_job <name> <trainer command: a YAML flow sequence>: applies a 4-pod CPU NcclJob whose
+# trainer runs in the node's trainer image with this build's runtime on PATH. What differs
+# between scenarios comes in variables, each line already indented for its place:
+# job_labels (a flow mapping), job_spec (under spec), pod_spec (under template.spec),
+# trainer_env (the trainer's env, a flow sequence), trainer_extra (under the trainer container).
+nccl_job() {
+  local env="[{name: PATH, value: \"$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin\"}]"
   cat <<YAML | k apply -f - >/dev/null
 apiVersion: nccl.dev/v1alpha1
 kind: NcclJob
-metadata: {name: $1}
+metadata: {name: $1, labels: ${job_labels:-{\}}}
 spec:
   replicas: 4
   gpusPerPod: 0
-  initTimeoutSeconds: 60
-  failurePolicy: {maxRestarts: 2, backoffSeconds: 1, failFastExitCodes: [$2]}
+${job_spec:-  initTimeoutSeconds: 60}
   template:
     spec:
+${pod_spec:-}
       containers:
       - name: trainer
         image: nccl-trainer:0.1.0
-        command: [/bin/sh, -c, '$3']
-        env: [{name: PATH, value: "$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
+        command: $2
+        env: ${trainer_env:-$env}
+${trainer_extra:-}
 YAML
+}
+# trainer_job <name> <failFastExitCodes> <shell script run as the trainer>
+trainer_job() {
+  job_spec="  initTimeoutSeconds: 60
+  failurePolicy: {maxRestarts: 2, backoffSeconds: 1, failFastExitCodes: [$2]}" nccl_job "$1" "[/bin/sh, -c, '$3']"
 }
 
 # torch_job <name> <trainer args...>: 4 CPU pods whose trainer is torch_trainer.py (or what the
@@ -175,23 +198,10 @@ YAML
 torch_job() {
   local name=$1 argv="" a; shift
   for a in "$@"; do argv="$argv, \"$a\""; done
-  cat <<YAML | k apply -f - >/dev/null
-apiVersion: nccl.dev/v1alpha1
-kind: NcclJob
-metadata: {name: $name}
-spec:
-  replicas: 4
-  gpusPerPod: 0
-  initTimeoutSeconds: 120
-  failurePolicy: {maxRestarts: 2, backoffSeconds: 1}
-  template:
-    spec:
-      containers:
-      - name: trainer
-        image: nccl-trainer:0.1.0
-        command: ["$build/python-venv/bin/python"$argv]
-        env: [{name: PYTHONPATH, value: "$torch_dir"}, {name: PYTHONUNBUFFERED, value: "1"}]
-YAML
+  job_spec="  initTimeoutSeconds: 120
+  failurePolicy: {maxRestarts: 2, backoffSeconds: 1}" \
+  trainer_env="[{name: PYTHONPATH, value: \"$torch_dir\"}, {name: PYTHONUNBUFFERED, value: \"1\"}]" \
+    nccl_job "$name" "[\"$build/python-venv/bin/python\"$argv]"
 }
 torch_setup() {
   [ -x "$build/python-venv/bin/python" ] || { fail "no $build/python-venv (python.install makes it)"; exit 1; }
@@ -218,7 +228,7 @@ check_torch_ranks() {
 case "$scenario" in
 succeeds)
   k apply -f "$flow_root/deploy/examples/ncclJob.yaml" >/dev/null
-  wait_for 60 "demo Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj demo -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 60 "demo Succeeded" state_is demo Succeeded
   check "condition Succeeded" "$(nj demo '{.status.conditions[?(@.type=="Succeeded")].status}')" True
   check "condition IdPublished" "$(nj demo '{.status.conditions[?(@.type=="IdPublished")].status}')" True
   check "attempt" "$(nj demo '{.status.attempt}')" 1
@@ -233,18 +243,15 @@ succeeds)
 kill)
   # Attempt 1 "trains" for 120 s after the id part; later attempts finish at once.
   trainer_job kill 3 'if [ "$NCCLJOB_ATTEMPT" = 1 ]; then l=120; else l=0; fi; exec nccl-allreduce --linger-seconds $l'
-  for i in 0 1 2 3; do
-    wait_for 60 "kill-$i has the id of attempt 1" sh -c "'$kubectl' -n '$ns' logs kill-$i -c trainer | grep -q 'attempt 1, .*id obtained'"
-  done
+  wait_ids kill 1
   check_ranks kill 1; root1=$first_root
   old_uids=$(k get pods -l nccl.dev/job-name=kill -o 'jsonpath={.items[*].metadata.uid}')
   id1=$(k get configmap kill-nccl -o 'jsonpath={.data.uniqueId}' | sha256sum)
   check "still attempt 1 mid-run" "$(nj kill '{.status.state}/{.status.attempt}')" Running/1
-  debug=$(cat "$work/state/debug-addr")
-  curl -sf -X POST "http://$debug/debug/kill?namespace=$ns&pod=kill-2&container=trainer&signal=KILL" >/dev/null \
+  signal kill-2 KILL \
     && pass "SIGKILL to kill-2's trainer" || fail "debug kill refused"
-  wait_for 60 "attempt 2 started" sh -c "[ \"\$('$kubectl' -n '$ns' get nj kill -o 'jsonpath={.status.attempt}')\" = 2 ]"
-  wait_for 60 "kill Succeeded after the restart" sh -c "[ \"\$('$kubectl' -n '$ns' get nj kill -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 60 "attempt 2 started" nj_is kill '{.status.attempt}' 2
+  wait_for 60 "kill Succeeded after the restart" state_is kill Succeeded
   check "restarts" "$(nj kill '{.status.restarts}')" 1
   check "a crash is no disruption" "$(nj kill '{.status.disruptions}')" 0
   new_uids=$(k get pods -l nccl.dev/job-name=kill -o 'jsonpath={.items[*].metadata.uid}')
@@ -294,34 +301,20 @@ YAML
   # for ephemeral storage too.
   # Trainers get the id, then run until SIGUSR1 (exit 0).
   queued_job() {
-    cat <<YAML | k apply -f - >/dev/null
-apiVersion: nccl.dev/v1alpha1
-kind: NcclJob
-metadata: {name: $1, labels: {kueue.x-k8s.io/queue-name: q}}
-spec:
-  replicas: 4
-  gpusPerPod: 0
-  initTimeoutSeconds: 60
-  failurePolicy: {maxRestarts: 2, backoffSeconds: 1}
-  template:
-    spec:
-      containers:
-      - name: trainer
-        image: nccl-trainer:0.1.0
-        command: [/bin/sh, -c, 'trap "exit 0" USR1; nccl-allreduce --linger-seconds 0 || exit 1; while :; do sleep 1; done']
-        env: [{name: PATH, value: "$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
-        resources: {requests: {cpu: "1"}}
-YAML
+    job_labels="{kueue.x-k8s.io/queue-name: q}" job_spec="  initTimeoutSeconds: 60
+  failurePolicy: {maxRestarts: 2, backoffSeconds: 1}" trainer_extra='        resources: {requests: {cpu: "1"}}' \
+      nccl_job "$1" '[/bin/sh, -c, '"'"'trap "exit 0" USR1; nccl-allreduce --linger-seconds 0 || exit 1; while :; do sleep 1; done'"'"']'
   }
-  state_of() { "$kubectl" -n "$ns" get nj "$1" -o 'jsonpath={.status.state}/{.status.attempt}'; }
-  pods_of() { k get pods -l "nccl.dev/job-name=$1" -o name | wc -l; }
+  state_of() { nj "$1" '{.status.state}/{.status.attempt}'; }
+  # wl_cond <job> <type>: the status of that condition of the job's Kueue Workload
+  wl_cond() { k get workloads.kueue.x-k8s.io "nccljob-$1" -o "jsonpath={.status.conditions[?(@.type==\"$2\")].status}"; }
+  state_and_pods() { echo "$(nj "$1" '{.status.state}')/$(pods_of "$1")"; }
   running_pods_of() { k get pods -l "nccl.dev/job-name=$1" --field-selector=status.phase=Running -o name | wc -l; }
   finish() {  # finish <job>: SIGUSR1 to every trainer of the current attempt
-    local i debug; debug=$(cat "$work/state/debug-addr")
-    for i in 0 1 2 3; do curl -sf -X POST "http://$debug/debug/kill?namespace=$ns&pod=$1-$i&container=trainer&signal=USR1" >/dev/null; done
+    local i; for i in 0 1 2 3; do signal "$1-$i" USR1; done
   }
   queued_job first
-  wait_for 60 "first admitted and Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj first -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/1 ]"
+  wait_for 60 "first admitted and Running" nj_is first '{.status.state}/{.status.attempt}' Running/1
   queued_job second
   wait_for 30 "second says: waiting for admission in queue q" sh -c \
     "'$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.conditions[?(@.type==\"Admitted\")].message}' | grep -q 'waiting for admission in queue q'"
@@ -334,36 +327,26 @@ YAML
     "$(k get pod first-0 -o 'jsonpath={.spec.nodeSelector.ncclop\.test/local-node}')" true
   contains "first-0 has the flavor's toleration" "$(k get pod first-0 -o 'jsonpath={.spec.tolerations[*].key}')" ncclop.test/flavor
   # A restart of first keeps its admission: second does not overtake it.
-  for i in 0 1 2 3; do
-    wait_for 60 "first-$i has the id of attempt 1" sh -c "'$kubectl' -n '$ns' logs first-$i -c trainer | grep -q 'attempt 1, .*id obtained'"
-  done
-  debug=$(cat "$work/state/debug-addr")
-  curl -sf -X POST "http://$debug/debug/kill?namespace=$ns&pod=first-1&container=trainer&signal=KILL" >/dev/null \
+  wait_ids first 1
+  signal first-1 KILL \
     && pass "SIGKILL to first-1's trainer" || fail "debug kill refused"
-  wait_for 60 "first restarted: attempt 2 Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj first -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/2 ]"
+  wait_for 60 "first restarted: attempt 2 Running" nj_is first '{.status.state}/{.status.attempt}' Running/2
   check "first restarts" "$(nj first '{.status.restarts}')" 1
   check "second still has no pod after first's restart" "$(pods_of second)" 0
-  for i in 0 1 2 3; do
-    wait_for 60 "first-$i has the id of attempt 2" sh -c "'$kubectl' -n '$ns' logs first-$i -c trainer | grep -q 'attempt 2, .*id obtained'"
-  done
+  wait_ids first 2
   finish first
-  wait_for 60 "first Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj first -o 'jsonpath={.status.state}')\" = Succeeded ]"
-  wait_for 60 "first's Workload is Finished (quota released)" sh -c \
-    "[ \"\$('$kubectl' -n '$ns' get workloads.kueue.x-k8s.io nccljob-first -o 'jsonpath={.status.conditions[?(@.type==\"Finished\")].status}')\" = True ]"
-  wait_for 60 "second admitted: all 4 pods Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/1 ]"
+  wait_for 60 "first Succeeded" state_is first Succeeded
+  wait_for 60 "first's Workload is Finished (quota released)" is True wl_cond first Finished
+  wait_for 60 "second admitted: all 4 pods Running" nj_is second '{.status.state}/{.status.attempt}' Running/1
   check "second runs whole" "$(running_pods_of second)" 4
   contains "second's events: Admitted" "$(k get events --field-selector involvedObject.name=second -o 'jsonpath={.items[*].reason}')" Admitted
-  for i in 0 1 2 3; do
-    wait_for 60 "second-$i has the id of attempt 1" sh -c "'$kubectl' -n '$ns' logs second-$i -c trainer | grep -q 'attempt 1, .*id obtained'"
-  done
+  wait_ids second 1
   # Kueue evicts second (its Workload deactivated): the pods go, then the operator clears the
   # quota reservation as Kueue's job integrations do, and the job waits in the queue again.
-  wl_cond() { "$kubectl" -n "$ns" get workloads.kueue.x-k8s.io "nccljob-$1" -o "jsonpath={.status.conditions[?(@.type==\"$2\")].status}"; }
   k patch workloads.kueue.x-k8s.io nccljob-second --type merge -p '{"spec":{"active":false}}' >/dev/null \
     && pass "second's Workload deactivated" || fail "cannot deactivate second's Workload"
-  wait_for 60 "second's Workload is Evicted" sh -c "[ \"\$('$kubectl' -n '$ns' get workloads.kueue.x-k8s.io nccljob-second -o 'jsonpath={.status.conditions[?(@.type==\"Evicted\")].status}')\" = True ]"
-  wait_for 60 "second's quota reservation cleared (QuotaReserved False)" sh -c \
-    "[ \"\$('$kubectl' -n '$ns' get workloads.kueue.x-k8s.io nccljob-second -o 'jsonpath={.status.conditions[?(@.type==\"QuotaReserved\")].status}')\" = False ]"
+  wait_for 60 "second's Workload is Evicted" is True wl_cond second Evicted
+  wait_for 60 "second's quota reservation cleared (QuotaReserved False)" is False wl_cond second QuotaReserved
   check "second's Workload has no admission" "$(k get workloads.kueue.x-k8s.io nccljob-second -o 'jsonpath={.status.admission}')" ""
   check "second has no pod while evicted" "$(pods_of second)" 0
   wait_for 30 "second says: waiting for admission in queue q" sh -c \
@@ -372,41 +355,35 @@ YAML
   check "second has still no pod" "$(pods_of second)" 0
   k patch workloads.kueue.x-k8s.io nccljob-second --type merge -p '{"spec":{"active":true}}' >/dev/null \
     && pass "second's Workload reactivated" || fail "cannot reactivate second's Workload"
-  wait_for 60 "second admitted again: attempt 2 Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/2 ]"
+  wait_for 60 "second admitted again: attempt 2 Running" nj_is second '{.status.state}/{.status.attempt}' Running/2
   check "second's eviction is a disruption" "$(nj second '{.status.disruptions}')" 1
   check "second's eviction is no restart" "$(nj second '{.status.restarts}')" 0
   check "second's Workload admitted again" "$(wl_cond second Admitted)" True
   contains "second's Restarting event names Kueue's eviction" \
     "$(k get events --field-selector involvedObject.name=second,reason=Restarting -o 'jsonpath={.items[*].message}')" Deactivated
-  for i in 0 1 2 3; do
-    wait_for 60 "second-$i has the id of attempt 2" sh -c "'$kubectl' -n '$ns' logs second-$i -c trainer | grep -q 'attempt 2, .*id obtained'"
-  done
+  wait_ids second 2
   finish second
-  wait_for 60 "second Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 60 "second Succeeded" state_is second Succeeded
   # Suspending an admitted job gives its admission back (the operator deactivates its Workload,
   # as a Kueue user stops a workload); resuming queues it again and runs a new attempt.
   queued_job third
-  wait_for 60 "third admitted and Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj third -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/1 ]"
+  wait_for 60 "third admitted and Running" nj_is third '{.status.state}/{.status.attempt}' Running/1
   k patch nj third --type merge -p '{"spec":{"suspend":true}}' >/dev/null
-  wait_for 60 "third Suspended, its pods gone" sh -c \
-    "[ \"\$('$kubectl' -n '$ns' get nj third -o 'jsonpath={.status.state}')/\$('$kubectl' -n '$ns' get pods -l nccl.dev/job-name=third -o name | wc -l)\" = Suspended/0 ]"
+  wait_for 60 "third Suspended, its pods gone" is Suspended/0 state_and_pods third
   check "third's Workload deactivated by the operator" \
     "$(k get workloads.kueue.x-k8s.io nccljob-third -o 'jsonpath={.spec.active}/{.metadata.annotations.nccl\.dev/suspended}')" false/true
-  wait_for 60 "third's quota given back (QuotaReserved False)" sh -c "[ \"\$('$kubectl' -n '$ns' get workloads.kueue.x-k8s.io nccljob-third -o 'jsonpath={.status.conditions[?(@.type==\"QuotaReserved\")].status}')\" = False ]"
-  wait_for 30 "the ClusterQueue reserves quota for no workload" sh -c \
-    "[ \"\$('$kubectl' get clusterqueue '$kueue_cq' -o 'jsonpath={.status.reservingWorkloads}')\" = 0 ]"
+  wait_for 60 "third's quota given back (QuotaReserved False)" is False wl_cond third QuotaReserved
+  wait_for 30 "the ClusterQueue reserves quota for no workload" is 0 "$kubectl" get clusterqueue "$kueue_cq" -o 'jsonpath={.status.reservingWorkloads}'
   check "third's Admitted condition says so" \
     "$(nj third '{.status.conditions[?(@.type=="Admitted")].message}')" "spec.suspend is true: the admission is given back to queue q"
   k patch nj third --type merge -p '{"spec":{"suspend":false}}' >/dev/null
-  wait_for 60 "third resumed: admitted again, attempt 2 Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj third -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/2 ]"
+  wait_for 60 "third resumed: admitted again, attempt 2 Running" nj_is third '{.status.state}/{.status.attempt}' Running/2
   check "a suspension is no restart and no disruption" "$(nj third '{.status.restarts}/{.status.disruptions}')" 0/0
   check "third's Workload active again, unmarked" \
     "$(k get workloads.kueue.x-k8s.io nccljob-third -o 'jsonpath={.spec.active}/{.metadata.annotations.nccl\.dev/suspended}')" true/
-  for i in 0 1 2 3; do
-    wait_for 60 "third-$i has the id of attempt 2" sh -c "'$kubectl' -n '$ns' logs third-$i -c trainer | grep -q 'attempt 2, .*id obtained'"
-  done
+  wait_ids third 2
   finish third
-  wait_for 60 "third Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj third -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 60 "third Succeeded" state_is third Succeeded
   ;;
 schedule)
   # kube-scheduler from the control plane's pinned module, with a profile of this test's own
@@ -444,43 +421,27 @@ spec:
     command: [/bin/sh, -c, 'trap "exit 0" TERM; while :; do sleep 1; done']
     env: [{name: PATH, value: "/usr/sbin:/usr/bin:/sbin:/bin"}]
 YAML
-  wait_for 60 "the filler pod runs on the node" sh -c "[ \"\$('$kubectl' -n '$ns' get pod filler -o 'jsonpath={.status.phase}')\" = Running ]"
-  sched_job() {  # sched_job <name> <replicas> <seconds the trainers linger after the id> <gangScheduling>
-    cat <<YAML | k apply -f - >/dev/null
-apiVersion: nccl.dev/v1alpha1
-kind: NcclJob
-metadata: {name: $1}
-spec:
-  replicas: $2
-  gpusPerPod: 0
-  initTimeoutSeconds: 120
-  gangScheduling: $4
-  template:
-    spec:
-      schedulerName: $sched
-      # The test control plane runs no node lifecycle controller, so the node keeps the
-      # not-ready taint the API server gives every new Node.
-      tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoSchedule}]
-      containers:
-      - name: trainer
-        image: nccl-trainer:0.1.0
-        command: [/bin/sh, -c, 'exec nccl-allreduce --linger-seconds $3']
-        env: [{name: PATH, value: "$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
-YAML
+  wait_for 60 "the filler pod runs on the node" is Running k get pod filler -o 'jsonpath={.status.phase}'
+  sched_job() {  # sched_job <name> <seconds the trainers linger after the id> <gangScheduling>
+    # The test control plane runs no node lifecycle controller, so the node keeps the
+    # not-ready taint the API server gives every new Node.
+    job_spec="  initTimeoutSeconds: 120
+  gangScheduling: $3" pod_spec="      schedulerName: $sched
+      tolerations: [{key: node.kubernetes.io/not-ready, operator: Exists, effect: NoSchedule}]" \
+      nccl_job "$1" "[/bin/sh, -c, 'exec nccl-allreduce --linger-seconds $2']"
   }
   bound() { k get pods -l "nccl.dev/job-name=$1" -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true; }
   bound_is() { [ "$(bound "$1")" = "$2" ]; }
   unschedulable_said() {
     k get pods -l "nccl.dev/job-name=$1" -o 'jsonpath={.items[*].status.conditions[?(@.type=="PodScheduled")].message}' | grep -q "$2"
   }
-  state_is() { [ "$(nj "$1" '{.status.state}')" = "$2" ]; }
   # Pods of <job> that kube-scheduler holds at Permit until their gang is complete.
   gang_waiting() { grep 'Quorum is not met for a gang' "$work/scheduler.log" | grep -o "pod=\"$ns/$1-[0-9]*\"" | sort -u | wc -l; }
   gang_waiting_is() { [ "$(gang_waiting "$1")" = "$2" ]; }
 
   # Without gang scheduling: 3 of 4 pods bind and hold their places while the 4th cannot.
   # (big's trainers keep their pods: a finished pod frees its place on the node.)
-  sched_job big 4 300 Disabled
+  sched_job big 300 Disabled
   wait_for 60 "gangScheduling Disabled: kube-scheduler binds 3 of big's 4 pods" bound_is big 3
   wait_for 60 "the 4th is Unschedulable: Too many pods" unschedulable_said big "Too many pods"
   check "still 3 bound" "$(bound big)" 3
@@ -490,17 +451,17 @@ YAML
   check "big has no gang Workload" "$(k get workloads.scheduling.k8s.io big -o name 2>/dev/null || true)" ""
   check "big's pods name no Workload" "$(k get pod big-0 -o 'jsonpath={.spec.workloadRef}')" ""
   k delete nj big --wait=true --timeout=60s >/dev/null
-  wait_for 60 "big's pods are gone" sh -c "[ -z \"\$('$kubectl' -n '$ns' get pods -l nccl.dev/job-name=big -o name)\" ]"
+  wait_for 60 "big's pods are gone" is "" k get pods -l nccl.dev/job-name=big -o name
 
   # The same job gang scheduled: no pod binds while the 4th does not fit.
-  sched_job gang 4 0 Auto
-  wait_for 30 "gang's Workload: one pod group, minCount 4" sh -c \
-    "[ \"\$('$kubectl' -n '$ns' get workloads.scheduling.k8s.io gang -o 'jsonpath={.spec.podGroups[0].name}/{.spec.podGroups[0].policy.gang.minCount}')\" = trainers/4 ]"
+  sched_job gang 0 Auto
+  wait_for 30 "gang's Workload: one pod group, minCount 4" is trainers/4 \
+    k get workloads.scheduling.k8s.io gang -o 'jsonpath={.spec.podGroups[0].name}/{.spec.podGroups[0].policy.gang.minCount}'
   check "the Workload is owned by the job" \
     "$(k get workloads.scheduling.k8s.io gang -o 'jsonpath={.metadata.ownerReferences[0].kind}/{.metadata.ownerReferences[0].name}/{.metadata.ownerReferences[0].uid}')" \
     "NcclJob/gang/$(nj gang '{.metadata.uid}')"
   check "its controllerRef names the job" "$(k get workloads.scheduling.k8s.io gang -o 'jsonpath={.spec.controllerRef.kind}/{.spec.controllerRef.name}')" NcclJob/gang
-  wait_for 30 "gang's 4 pods exist" sh -c "[ \"\$('$kubectl' -n '$ns' get pods -l nccl.dev/job-name=gang -o name | wc -l)\" = 4 ]"
+  wait_for 30 "gang's 4 pods exist" is 4 pods_of gang
   check "every pod names the Workload, pod group and attempt" \
     "$(k get pods -l nccl.dev/job-name=gang -o 'jsonpath={range .items[*]}{.spec.workloadRef.name}/{.spec.workloadRef.podGroup}/{.spec.workloadRef.podGroupReplicaKey}{"\n"}{end}' | sort -u)" \
     gang/trainers/attempt-1
@@ -522,15 +483,13 @@ evict)
   # As in kill, but pod evict-2 is evicted (a node drain does this): the API server marks it
   # DisruptionTarget (EvictionByEvictionAPI) and deletes it; that is no failure of the job's own.
   trainer_job evict 3 'if [ "$NCCLJOB_ATTEMPT" = 1 ]; then l=120; else l=0; fi; exec nccl-allreduce --linger-seconds $l'
-  for i in 0 1 2 3; do
-    wait_for 60 "evict-$i has the id of attempt 1" sh -c "'$kubectl' -n '$ns' logs evict-$i -c trainer | grep -q 'attempt 1, .*id obtained'"
-  done
-  wait_for 30 "attempt 1 Running" sh -c "[ \"\$('$kubectl' -n '$ns' get nj evict -o 'jsonpath={.status.state}/{.status.attempt}')\" = Running/1 ]"
+  wait_ids evict 1
+  wait_for 30 "attempt 1 Running" nj_is evict '{.status.state}/{.status.attempt}' Running/1
   printf '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"evict-2","namespace":"%s"}}' "$ns" \
     | "$kubectl" create --raw "/api/v1/namespaces/$ns/pods/evict-2/eviction" -f - >/dev/null \
     && pass "Eviction API accepted the eviction of evict-2" || fail "eviction refused"
-  wait_for 60 "attempt 2 started" sh -c "[ \"\$('$kubectl' -n '$ns' get nj evict -o 'jsonpath={.status.attempt}')\" = 2 ]"
-  wait_for 60 "evict Succeeded after the disruption" sh -c "[ \"\$('$kubectl' -n '$ns' get nj evict -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 60 "attempt 2 started" nj_is evict '{.status.attempt}' 2
+  wait_for 60 "evict Succeeded after the disruption" state_is evict Succeeded
   check "restarts unchanged" "$(nj evict '{.status.restarts}')" 0
   check "disruptions" "$(nj evict '{.status.disruptions}')" 1
   check "Restarting condition: the backoff followed a disruption" \
@@ -544,11 +503,11 @@ evict)
 failfast)
   # Rank 2 fails for good (exit 3, listed in failFastExitCodes) after the id part; the others train on.
   trainer_job failfast 3 'nccl-allreduce --linger-seconds $([ "$NCCLJOB_INDEX" = 2 ] && echo 0 || echo 120) || exit 1; if [ "$NCCLJOB_INDEX" = 2 ]; then echo "rank 2: unrecoverable, exit 3"; exit 3; fi'
-  wait_for 60 "failfast Failed" sh -c "[ \"\$('$kubectl' -n '$ns' get nj failfast -o 'jsonpath={.status.state}')\" = Failed ]"
+  wait_for 60 "failfast Failed" state_is failfast Failed
   check "Failed reason" "$(nj failfast '{.status.conditions[?(@.type=="Failed")].reason}')" FailFastExitCode
   contains "Failed message names the code" "$(nj failfast '{.status.conditions[?(@.type=="Failed")].message}')" 3
   # Failed is terminal: wait until the attempt's pods are gone, then nothing new may appear.
-  wait_for 60 "attempt 1 pods stopped" sh -c "[ -z \"\$('$kubectl' -n '$ns' get pods -l nccl.dev/job-name=failfast --field-selector=status.phase=Running -o name)\" ]"
+  wait_for 60 "attempt 1 pods stopped" is "" k get pods -l nccl.dev/job-name=failfast --field-selector=status.phase=Running -o name
   check "no attempt 2 pods" "$(k get pods -l nccl.dev/job-name=failfast,nccl.dev/attempt=2 -o name)" ""
   check "attempt stays 1" "$(nj failfast '{.status.attempt}/{.status.restarts}')" 1/0
   # (attempt 1 shows as "Created"; AttemptStarted and Restarting events belong to later attempts)
@@ -597,7 +556,7 @@ spec:
           requests: {cpu: 100m, memory: 128Mi}
           limits: {cpu: "1", memory: 512Mi}
 YAML
-  wait_for 60 "strict Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj strict -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 60 "strict Succeeded" state_is strict Succeeded
   check "no refused pod create" "$(k get events --field-selector involvedObject.name=strict,reason=PodCreateFailed -o name)" ""
   check "pods run as the template's ServiceAccount" \
     "$(k get pods -l nccl.dev/job-name=strict -o 'jsonpath={.items[*].spec.serviceAccountName}')" "trainer trainer trainer trainer"
@@ -622,7 +581,7 @@ YAML
   ;;
 cleanup)
   k apply -f "$flow_root/deploy/examples/ncclJob.yaml" >/dev/null
-  wait_for 60 "demo Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj demo -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 60 "demo Succeeded" state_is demo Succeeded
   for obj in pod/demo-0 pod/demo-3 configmap/demo-nccl service/demo serviceaccount/demo-nccl role/demo-nccl rolebinding/demo-nccl; do
     k get "$obj" >/dev/null 2>&1 && pass "$obj exists" || fail "$obj missing before delete"
   done
@@ -631,7 +590,7 @@ cleanup)
   wait_for 60 "deleting the job removes its pods, ConfigMap, Service and RBAC" sh -c "! '$kubectl' -n '$ns' get pods,configmaps,services,serviceaccounts,roles,rolebindings -o name | grep -qE '/demo(-|\$)'"
   left=$(children); [ -z "$left" ] || fail "left after delete: $left"
   "$helm" uninstall "$rel" -n "$ns" --wait --timeout 60s >/dev/null && pass "helm uninstall" || fail "helm uninstall"
-  wait_for 60 "operator pod gone" sh -c "[ -z \"\$('$kubectl' -n '$ns' get pods -o name)\" ]"
+  wait_for 60 "operator pod gone" is "" k get pods -o name
   # Everything namespaced that is left, minus what every namespace has and the events.
   left=$(k api-resources --verbs=list --namespaced -o name 2>/dev/null | grep -v '^events' | paste -sd, - \
          | xargs -I{} "$kubectl" -n "$ns" get {} -o name 2>/dev/null \
@@ -648,7 +607,7 @@ cleanup)
 torch)
   torch_setup
   torch_job torch "$flow_root/tests/e2e/flow/torch_trainer.py"
-  wait_for 300 "torch Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj torch -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 300 "torch Succeeded" state_is torch Succeeded
   check "attempt/restarts" "$(nj torch '{.status.attempt}/{.status.restarts}')" 1/0
   check_torch_ranks torch 1
   ;;
@@ -660,11 +619,10 @@ torch-kill)
   done
   check_torch_ranks tkill 1
   id1=$(k get configmap tkill-nccl -o 'jsonpath={.data.uniqueId}' | sha256sum)
-  debug=$(cat "$work/state/debug-addr")
-  curl -sf -X POST "http://$debug/debug/kill?namespace=$ns&pod=tkill-2&container=trainer&signal=KILL" >/dev/null \
+  signal tkill-2 KILL \
     && pass "SIGKILL to tkill-2's trainer" || fail "debug kill refused"
-  wait_for 60 "attempt 2 started" sh -c "[ \"\$('$kubectl' -n '$ns' get nj tkill -o 'jsonpath={.status.attempt}')\" = 2 ]"
-  wait_for 300 "tkill Succeeded after the restart" sh -c "[ \"\$('$kubectl' -n '$ns' get nj tkill -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 60 "attempt 2 started" nj_is tkill '{.status.attempt}' 2
+  wait_for 300 "tkill Succeeded after the restart" state_is tkill Succeeded
   check "restarts" "$(nj tkill '{.status.restarts}')" 1
   check_torch_ranks tkill 2
   # The node may give the new root the old one's IP; the id (fresh magic per attempt) must change.
@@ -675,30 +633,15 @@ torch-kill)
 torchrun)
   torch_setup
   torch_job trun -m nccl_k8s.torchrun "$flow_root/tests/e2e/flow/torch_trainer.py"
-  wait_for 300 "trun Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj trun -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  wait_for 300 "trun Succeeded" state_is trun Succeeded
   check_torch_ranks trun 1
   ;;
 roots)
   # Two bootstrap roots for 4 one-rank pods: pods 0 and 2 each make an id (NCCL's first rank of
   # blocks 0-1 and 2-3); the operator publishes both, in root order, once both are in.
-  cat <<YAML | k apply -f - >/dev/null
-apiVersion: nccl.dev/v1alpha1
-kind: NcclJob
-metadata: {name: roots}
-spec:
-  replicas: 4
-  gpusPerPod: 0
-  initTimeoutSeconds: 60
-  network: {bootstrapRoots: 2}
-  template:
-    spec:
-      containers:
-      - name: trainer
-        image: nccl-trainer:0.1.0
-        command: [nccl-allreduce]
-        env: [{name: PATH, value: "$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
-YAML
-  wait_for 60 "roots Succeeded" sh -c "[ \"\$('$kubectl' -n '$ns' get nj roots -o 'jsonpath={.status.state}')\" = Succeeded ]"
+  job_spec="  initTimeoutSeconds: 60
+  network: {bootstrapRoots: 2}" nccl_job roots '[nccl-allreduce]'
+  wait_for 60 "roots Succeeded" state_is roots Succeeded
   check "condition IdPublished" "$(nj roots '{.status.conditions[?(@.type=="IdPublished")].status}')" True
   list=$(k get configmap roots-nccl -o 'jsonpath={.data.uniqueId}')
   check "ConfigMap roots-nccl holds 2 ids" "$(tr ',' '\n' <<<"$list" | grep -c .)" 2
