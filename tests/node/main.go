@@ -27,6 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/client-go/util/retry"
 )
 
 const usage = `testnode: a local node for the test control plane (plays the kubelet for one node).
@@ -241,20 +242,28 @@ func runNode(o nodeOptions) error {
 	return nil
 }
 
-// markNotReady tells the control plane the node is gone without deleting it.
+// markNotReady tells the control plane the node is gone without deleting it. Nothing else
+// marks this node (the test control plane runs no node lifecycle controller), so a loaded API
+// server gets a generous deadline, and a failure is logged.
 func markNotReady(client kubernetes.Interface, name string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
-	if err != nil {
-		return
-	}
-	for i := range node.Status.Conditions {
-		if node.Status.Conditions[i].Type == v1.NodeReady {
-			node.Status.Conditions[i].Status = v1.ConditionFalse
-			node.Status.Conditions[i].Reason = "KubeletStopped"
-			node.Status.Conditions[i].LastTransitionTime = metav1.Now()
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		node, err := client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
 		}
+		for i := range node.Status.Conditions {
+			if node.Status.Conditions[i].Type == v1.NodeReady {
+				node.Status.Conditions[i].Status = v1.ConditionFalse
+				node.Status.Conditions[i].Reason = "KubeletStopped"
+				node.Status.Conditions[i].LastTransitionTime = metav1.Now()
+			}
+		}
+		_, err = client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
+		return err
+	})
+	if err != nil {
+		log.Printf("node: marking the node NotReady: %v", err)
 	}
-	_, _ = client.CoreV1().Nodes().UpdateStatus(ctx, node, metav1.UpdateOptions{})
 }

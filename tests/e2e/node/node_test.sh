@@ -55,15 +55,26 @@ trap cleanup EXIT
   --bridge "$bridge" --pod-cidr "$subnet.0/24" --ca-cert "$pki/ca.crt" --ca-key "$pki/ca.key" \
   --kubeconfig "$KUBECONFIG" >"$work/node.log" 2>&1 &
 node_pid=$!
-deadline=$(( $(date +%s) + 60 ))
+# wait_until <seconds> <command...>: polls until the command succeeds; 1 after the deadline.
+wait_until() {
+  local deadline=$(( $(date +%s) + $1 )); shift
+  until "$@" >/dev/null 2>&1; do
+    [ "$(date +%s)" -lt "$deadline" ] || return 1
+    sleep 0.2
+  done
+}
+# Longer than the node's own 60 s registration deadline, so its own error is what shows.
+deadline=$(( $(date +%s) + 120 ))
 until [ -f "$work/state/ready" ]; do
   kill -0 "$node_pid" 2>/dev/null || { cat "$work/node.log"; echo "FAIL node exited"; exit 1; }
-  [ "$(date +%s)" -lt "$deadline" ] || { cat "$work/node.log"; echo "FAIL node not ready in 60s"; exit 1; }
+  [ "$(date +%s)" -lt "$deadline" ] || { cat "$work/node.log"; echo "FAIL node not ready in 120s"; exit 1; }
   sleep 0.1
 done
-"$kubectl" wait --for=condition=Ready "node/$node" --timeout=30s >/dev/null
+"$kubectl" wait --for=condition=Ready "node/$node" --timeout=60s >/dev/null
 pass "node $node registered and Ready"
-check "lease renewed" "$("$kubectl" -n kube-node-lease get lease "$node" -o jsonpath='{.spec.holderIdentity}')" "$node"
+# The node makes its Lease after it is ready (its heartbeat), so it may not exist yet.
+lease_held() { [ "$("$kubectl" -n kube-node-lease get lease "$node" -o jsonpath='{.spec.holderIdentity}')" = "$node" ]; }
+wait_until 60 lease_held && pass "lease renewed" || fail "lease renewed: no Lease held by $node within 60 s"
 check "kubelet endpoint port" "$("$kubectl" get node "$node" -o jsonpath='{.status.daemonEndpoints.kubeletEndpoint.Port}')" \
   "$(sed -n 's/^port=//p' "$work/state/ready")"
 "$kubectl" create namespace "$ns" >/dev/null
@@ -186,7 +197,7 @@ curl -sf -X POST "http://$debug/debug/kill?namespace=$ns&pod=killed&container=tr
   && pass "killed pod Failed" || fail "killed pod phase $(jp killed '{.status.phase}')"
 check "killed exit code" "$(jp killed '{.status.containerStatuses[0].state.terminated.exitCode}')" 137
 
-"$kubectl" -n "$ns" delete pod ok fails killed --timeout=30s >/dev/null && pass "pods deleted" || fail "pod deletion"
+"$kubectl" -n "$ns" delete pod ok fails killed --timeout=120s >/dev/null && pass "pods deleted" || fail "pod deletion"
 check "no pods left" "$("$kubectl" -n "$ns" get pods -o name)" ""
 
 kill -TERM "$node_pid"; wait "$node_pid" || true; node_pid=""
