@@ -23,7 +23,7 @@ t0=$(date +%s)
 packages=(build-essential cmake ninja-build pkg-config git curl openssl iproute2 python3 python3-pip
           libcurl4-openssl-dev libssl-dev libboost1.74-dev libcpp-httplib-dev nlohmann-json3-dev
           libgtest-dev libgmock-dev python3-yaml dpkg-dev xz-utils libmbedtls-dev
-          python3-venv python3-pytest iptables libseccomp-dev)
+          python3-venv python3-pytest iptables libseccomp-dev ccache)
 # shellcheck source=lib/debian-packages.sh
 source "$root/scripts/lib/debian-packages.sh"
 debian_install_missing setup "${packages[@]}"
