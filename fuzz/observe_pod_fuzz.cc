@@ -5,11 +5,12 @@
 #include <string>
 
 #include "cache/trim.h"
-#include "policy/observed.h"
+#include "observed/configmap.h"
+#include "observed/pod.h"
 
 namespace {
 
-bool Same(const ncclop::policy::ObservedPod& a, const ncclop::policy::ObservedPod& b) {
+bool Same(const ncclop::observed::ObservedPod& a, const ncclop::observed::ObservedPod& b) {
   return a.name == b.name && a.index == b.index && a.attempt == b.attempt && a.phase == b.phase &&
          a.ready == b.ready && a.terminating == b.terminating && a.trainer_succeeded == b.trainer_succeeded &&
          a.failed == b.failed && a.trainer_exit_code == b.trainer_exit_code &&
@@ -26,10 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string container(text.substr(0, nl));
   auto pod = nlohmann::json::parse(text.substr(nl + 1), nullptr, /*allow_exceptions=*/false);
   if (pod.is_discarded()) return 0;
-  const auto full = ncclop::policy::ObservePod(pod, container);
-  (void)ncclop::policy::ObserveConfigMap(pod);
+  const auto full = ncclop::observed::ObservePod(pod, container);
+  (void)ncclop::observed::ObserveConfigMap(pod);
   nlohmann::json trimmed = pod;
   ncclop::cache::TrimPod(trimmed);
-  if (!Same(full, ncclop::policy::ObservePod(trimmed, container))) std::abort();
+  if (!Same(full, ncclop::observed::ObservePod(trimmed, container))) std::abort();
   return 0;
 }

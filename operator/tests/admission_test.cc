@@ -13,6 +13,10 @@ namespace {
 
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
+using observed::ObservedConfigMap;
+using observed::ObservedPod;
+using observed::ObservedWorkload;
+using observed::ObserveWorkload;
 using testing::Pod;
 
 const api::Time kNow = *api::ParseTime("2024-01-01T00:00:00Z");

@@ -1,7 +1,7 @@
 // Disruptions (preemption, eviction, a lost node) restart the attempt without using a restart.
 #include <gtest/gtest.h>
 
-#include "policy/disruption.h"
+#include "observed/disruption.h"
 #include "policy/failure_policy.h"
 #include "policy/plan.h"
 #include "test_jobs.h"
@@ -11,6 +11,12 @@ namespace {
 
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
+using observed::ObservedConfigMap;
+using observed::ObservedPod;
+using observed::ObservedWorkload;
+using observed::Disruption;
+using observed::DisruptionOf;
+using observed::ObservePod;
 using testing::FailedPod;
 using testing::Pod;
 
@@ -102,7 +108,7 @@ TEST(FindAttemptFailure, ADisruptedPodIsTheCauseEvenWhenAPeerCrashedFirst) {
   auto pods = AllPods(1);
   pods[0] = FailedPod(0, 1, 1);  // lost its peer, exited 1
   pods[2] = EvictedPod(2, 1);
-  auto f = FindAttemptFailure("demo", pods, 1, 4, true);
+  auto f = FindAttemptFailure("demo", observed::ViewAttempt(pods, 1, 4), true);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->pod, "demo-2");
   ASSERT_TRUE(f->disruption);
@@ -112,7 +118,7 @@ TEST(FindAttemptFailure, ADisruptedPodIsTheCauseEvenWhenAPeerCrashedFirst) {
 TEST(FindAttemptFailure, ADisruptionTargetOnAPodStillRunningEndsNothing) {
   auto pods = AllPods(1);
   pods[1].disruption = Disruption{"Preemption", "preempted"};
-  EXPECT_FALSE(FindAttemptFailure("demo", pods, 1, 4, true));
+  EXPECT_FALSE(FindAttemptFailure("demo", observed::ViewAttempt(pods, 1, 4), true));
 }
 
 TEST(Judge, DisruptionsUseTheirOwnCountAndCap) {

@@ -14,6 +14,11 @@ namespace {
 
 using namespace std::chrono_literals;
 using Json = nlohmann::json;
+using observed::ObservedConfigMap;
+using observed::ObservedPod;
+using observed::ObservedWorkload;
+using observed::ObserveConfigMap;
+using observed::ObservePod;
 using testing::FailedPod;
 using testing::Pod;
 
@@ -144,6 +149,32 @@ TEST(PodRefusal, OnlyTheApiServersOwnVerdictOnThePodIsPermanent) {
   EXPECT_NO_THROW(Json(accented).dump());
 }
 
+TEST(PodRefusal, ARoundOfCreatesIsSummarisedByItsFirstRefusalAndLowestRefusedIndex) {
+  auto status = [](long code, const std::string& body) { return kube::Status::FromResponse(code, body); };
+  const kube::Status timeout = status(504, R"({"kind":"Status","reason":"Timeout","message":"slow","code":504})");
+  const kube::Status quota = status(403, R"({"kind":"Status","reason":"Forbidden","message":"exceeded quota","code":403})");
+  const kube::Status invalid = status(422, R"({"kind":"Status","reason":"Invalid","message":"bad","details":{"kind":"Pod"},"code":422})");
+  CreateSummary none = SummarizeCreates({});
+  EXPECT_TRUE(none.first_error.ok());
+  EXPECT_EQ(none.errors, 0);
+  EXPECT_FALSE(none.refused);
+
+  CreateSummary errors = SummarizeCreates({{5, timeout}, {2, timeout}});
+  EXPECT_EQ(errors.errors, 2);
+  EXPECT_EQ(errors.first_error.code(), 504);
+  EXPECT_FALSE(errors.refused) << "a timeout may pass: no refusal";
+
+  // The refusal wins over an earlier error; the lowest refused index is reported whichever came first.
+  CreateSummary refused = SummarizeCreates({{6, timeout}, {4, quota}, {1, invalid}});
+  EXPECT_EQ(refused.errors, 3);
+  EXPECT_EQ(refused.first_error.code(), 403);
+  ASSERT_TRUE(refused.refused);
+  EXPECT_EQ(refused.refused->index, 1);
+  EXPECT_EQ(refused.refused->status.code(), 422);
+  EXPECT_TRUE(IsRefusal(quota));
+  EXPECT_FALSE(IsRefusal(timeout));
+}
+
 TEST(ObservePod, AFailedTrainersLastOutputIsQuoted) {
   ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
       "containerStatuses":[{"name":"trainer","state":{"terminated":{"exitCode":7,"reason":"Error",
@@ -191,15 +222,15 @@ TEST(Judge, FailFastCodesWinOverRestartsLeft) {
 
 TEST(FindAttemptFailure, MissingPodCountsOnlyAfterThePublish) {
   std::vector<ObservedPod> pods = {Pod(0, 1), Pod(1, 1), Pod(3, 1)};
-  EXPECT_FALSE(FindAttemptFailure("demo", pods, 1, 4, false));
-  auto f = FindAttemptFailure("demo", pods, 1, 4, true);
+  EXPECT_FALSE(FindAttemptFailure("demo", observed::ViewAttempt(pods, 1, 4), false));
+  auto f = FindAttemptFailure("demo", observed::ViewAttempt(pods, 1, 4), true);
   ASSERT_TRUE(f);
   EXPECT_EQ(f->pod, "demo-2");
 }
 
 TEST(FindAttemptFailure, IgnoresOtherAttempts) {
   std::vector<ObservedPod> pods = {FailedPod(0, 1, 1), Pod(0, 2)};
-  EXPECT_FALSE(FindAttemptFailure("demo", pods, 2, 1, false));
+  EXPECT_FALSE(FindAttemptFailure("demo", observed::ViewAttempt(pods, 2, 1), false));
 }
 
 TEST(Decide, NewJobRecordsAttemptOneAndCreatesEverything) {

@@ -28,10 +28,10 @@ TEST(CountPods, CountsOnlyTheGivenAttempt) {
   ready.ready = true;
   auto deleting = testing::Pod(1, 2);
   deleting.terminating = true;
-  std::vector<policy::ObservedPod> pods = {ready, deleting, testing::Pod(2, 2, "Pending"),
+  std::vector<observed::ObservedPod> pods = {ready, deleting, testing::Pod(2, 2, "Pending"),
                                            testing::Pod(3, 2, "Succeeded"), testing::FailedPod(4, 2, 1),
                                            testing::Pod(0, 1)};
-  Counts c = CountPods(pods, 2);
+  Counts c = CountPods(observed::ViewAttempt(pods, 2, 4));
   EXPECT_EQ(c.ready, 1);
   EXPECT_EQ(c.active, 2);
   EXPECT_EQ(c.running, 1);

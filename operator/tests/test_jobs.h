@@ -4,7 +4,8 @@
 #include <nlohmann/json.hpp>
 
 #include "api/nccl_job.h"
-#include "policy/observed.h"
+#include "observed/attempt.h"
+#include "observed/pod.h"
 
 namespace ncclop::testing {
 
@@ -23,8 +24,8 @@ inline nlohmann::json JobJson(int replicas = 4, int gpus = 2) {
 
 inline api::NcclJob Job(int replicas = 4, int gpus = 2) { return *api::ParseNcclJob(JobJson(replicas, gpus)); }
 
-inline policy::ObservedPod Pod(int index, int attempt, const char* phase = "Running") {
-  policy::ObservedPod p;
+inline observed::ObservedPod Pod(int index, int attempt, const char* phase = "Running") {
+  observed::ObservedPod p;
   p.name = "demo-" + std::to_string(index);
   p.index = index;
   p.attempt = attempt;
@@ -33,8 +34,8 @@ inline policy::ObservedPod Pod(int index, int attempt, const char* phase = "Runn
   return p;
 }
 
-inline policy::ObservedPod FailedPod(int index, int attempt, int exit_code) {
-  policy::ObservedPod p = Pod(index, attempt, "Failed");
+inline observed::ObservedPod FailedPod(int index, int attempt, int exit_code) {
+  observed::ObservedPod p = Pod(index, attempt, "Failed");
   p.failed = true;
   p.trainer_exit_code = exit_code;
   p.failure_detail = "trainer exited with code " + std::to_string(exit_code);

@@ -3,7 +3,7 @@
 #include "contract/names.h"
 #include "cache/trim.h"
 #include "desired/pod.h"
-#include "policy/observed.h"
+#include "observed/pod.h"
 #include "test_jobs.h"
 
 namespace ncclop::cache {
@@ -43,8 +43,8 @@ void ExpectSameObservation(const Json& full) {
   Json trimmed = full;
   TrimPod(trimmed);
   for (std::string container : {"trainer", "logger"}) {
-    policy::ObservedPod a = policy::ObservePod(full, container);
-    policy::ObservedPod b = policy::ObservePod(trimmed, container);
+    observed::ObservedPod a = observed::ObservePod(full, container);
+    observed::ObservedPod b = observed::ObservePod(trimmed, container);
     EXPECT_EQ(a.name, b.name);
     EXPECT_EQ(a.index, b.index);
     EXPECT_EQ(a.attempt, b.attempt);
@@ -75,7 +75,7 @@ TEST(TrimPodTest, ObservationIsUnchanged) {
   pulling["status"]["conditions"][1] = {{"type", "PodScheduled"}, {"status", "True"}, {"reason", "r"}};
   pulling["metadata"].erase("deletionTimestamp");
   ExpectSameObservation(pulling);
-  EXPECT_EQ(policy::ObservePod(pulling, "trainer").start_blocked_reason, "ImagePullBackOff");
+  EXPECT_EQ(observed::ObservePod(pulling, "trainer").start_blocked_reason, "ImagePullBackOff");
 }
 
 TEST(TrimPodTest, KeepsWhatTheControllerReadsAndDropsTheRest) {
@@ -111,7 +111,7 @@ TEST(TrimPodTest, KeepsWhoDisruptedThePod) {
   EXPECT_EQ(pod["status"]["conditions"][0], (Json{{"type", "Ready"}, {"status", "False"}}));
   EXPECT_EQ(pod["status"]["conditions"][1],
             (Json{{"type", "DisruptionTarget"}, {"status", "True"}, {"reason", "EvictionByEvictionAPI"}}))
-      << "the reason names the kind of disruption (policy/disruption.h)";
+      << "the reason names the kind of disruption (observed/disruption.h)";
 }
 
 TEST(TrimPodTest, KeepsWhyAPodDoesNotStart) {

@@ -69,7 +69,7 @@ void TrimPod(Json& pod) {
     if (auto conds = st->find("conditions"); conds != st->end() && conds->is_array()) {
       Json kept = Json::array();
       for (Json& c : *conds) {
-        // DisruptionTarget's reason says who ended the pod (policy/disruption.h); PodScheduled
+        // DisruptionTarget's reason says who ended the pod (observed/disruption.h); PodScheduled
         // False carries the scheduler's verdict on a pod it cannot place (policy/start_policy.h).
         // No other condition's words are read, so they are not kept.
         const std::string type = StringField(c, "type");

@@ -1,7 +1,7 @@
 // What the operator keeps of a cached pod. The informer applies TrimPod to every listed or
 // watched pod before caching it: a full pod is ~80 KB as a JSON tree (mostly the spec and
 // its env contract), the trimmed one a few hundred bytes, which is what lets 100 jobs x 8
-// pods fit in ~20 MB. Whatever policy/observed.cc or the controller reads of a pod must be
+// pods fit in ~20 MB. Whatever observed/pod.cc or the controller reads of a pod must be
 // kept here (the unit test feeds a trimmed pod through ObservePod to check it).
 #pragma once
 

@@ -3,6 +3,7 @@
 #include "contract/names.h"
 #include "cache/trim.h"
 #include "logging/log.h"
+#include "observed/ownership.h"
 #include "policy/fast_publish.h"
 
 namespace ncclop::controller {
@@ -66,7 +67,7 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   child_opts.namespace_ = options_.namespace_;
   child_opts.label_selector = JobLabelSelector();
   child_opts.name = "pods";
-  // Only what policy/observed.cc reads of a pod is cached (see cache/trim.h); smaller list
+  // Only what observed/pod.cc reads of a pod is cached (see cache/trim.h); smaller list
   // pages bound the memory of a relist of full pods.
   child_opts.transform = cache::TrimPod;
   child_opts.list_page_size = 100;
@@ -83,10 +84,9 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   }
 
   pods_->AddIndex(kPodsByJob, [](const nlohmann::json& pod) -> std::vector<std::string> {
-    const auto& md = pod["metadata"];
-    auto labels = md.find("labels");
-    if (labels == md.end() || !labels->contains(std::string(contract::kLabelJobName))) return {};
-    return {md.value("namespace", "") + "/" + (*labels)[std::string(contract::kLabelJobName)].get<std::string>()};
+    std::string job = observed::OwningJobKey(pod);
+    if (job.empty()) return {};
+    return {std::move(job)};
   });
 
   jobs_->AddEventHandlers({[this](const kube::ObjectPtr& o) { EnqueueJob(o); },
@@ -113,19 +113,12 @@ Controller::~Controller() { Stop(); }
 void Controller::EnqueueJob(const kube::ObjectPtr& object) { queue_.Add(kube::ObjectKey(*object)); }
 
 void Controller::EnqueueOwner(const kube::ObjectPtr& object) {
-  const auto& md = (*object)["metadata"];
-  auto labels = md.find("labels");
-  if (labels == md.end() || !labels->is_object()) return;
-  auto job = labels->find(std::string(contract::kLabelJobName));
-  if (job == labels->end() || !job->is_string()) return;
-  queue_.Add(md.value("namespace", "") + "/" + job->get<std::string>());
+  if (std::string job = observed::OwningJobKey(*object); !job.empty()) queue_.Add(job);
 }
 
 void Controller::EnqueuePublish(const kube::ObjectPtr& before, const kube::ObjectPtr& now) {
   if (!policy::RootIdAnnounced(before.get(), *now)) return;
-  const auto& md = (*now)["metadata"];
-  const std::string job = md.value("labels", nlohmann::json::object()).value(std::string(contract::kLabelJobName), "");
-  if (!job.empty()) publish_queue_.Add(md.value("namespace", "") + "/" + job);
+  if (std::string job = observed::OwningJobKey(*now); !job.empty()) publish_queue_.Add(job);
 }
 
 void Controller::Start() {
@@ -153,20 +146,29 @@ void Controller::Start() {
 void Controller::Work() {
   while (auto key = queue_.Get()) {
     auto started = std::chrono::steady_clock::now();
-    ReconcileResult result = reconciler_->Reconcile(*key);
+    const ReconcileResult result = reconciler_->Reconcile(*key);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    const kube::Status& s = result.status;
-    if (s.ok()) {
-      queue_.Forget(*key);
-      if (result.requeue_after) queue_.AddAfter(*key, *result.requeue_after);
-    } else if (s.reason() == "StaleCache") {
-      // Not a failure: the cache is behind our own writes; look again shortly.
-      queue_.AddAfter(*key, std::chrono::milliseconds(200));
-    } else {
-      logging::Warn("controller", "reconcile failed; will retry", {{"job", *key}, {"error", s.ToString()}});
-      queue_.AddRateLimited(*key);
+    bool ok = true;
+    switch (result.outcome()) {
+      case ReconcileResult::Outcome::kDone:
+        queue_.Forget(*key);
+        break;
+      case ReconcileResult::Outcome::kRequeueAfter:
+        queue_.Forget(*key);
+        queue_.AddAfter(*key, result.requeue_after());
+        break;
+      case ReconcileResult::Outcome::kStaleCache:
+        // Not a failure: the cache is behind our own writes; look again shortly.
+        queue_.AddAfter(*key, std::chrono::milliseconds(200));
+        break;
+      case ReconcileResult::Outcome::kWaitingForLeftover:
+      case ReconcileResult::Outcome::kError:
+        ok = false;
+        logging::Warn("controller", "reconcile failed; will retry", {{"job", *key}, {"error", result.status().ToString()}});
+        queue_.AddRateLimited(*key);
+        break;
     }
-    metrics_->ReconcileDone(seconds, s.ok() || s.reason() == "StaleCache");
+    metrics_->ReconcileDone(seconds, ok);
     queue_.Done(*key);
   }
 }

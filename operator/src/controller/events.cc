@@ -5,6 +5,7 @@
 
 #include "contract/names.h"
 #include "logging/log.h"
+#include "observed/ownership.h"
 
 namespace ncclop::controller {
 namespace {
@@ -21,7 +22,7 @@ std::string EventName(const std::string& job) {
 void EventRecorder::Record(const api::NcclJob& job, const policy::Event& event) {
   const std::string now = api::FormatTime(api::Clock::now());
   logging::Info("controller", event.message,
-                {{"job", job.namespace_ + "/" + job.name}, {"reason", event.reason}, {"type", event.type}});
+                {{"job", observed::JobKey(job.namespace_, job.name)}, {"reason", event.reason}, {"type", event.type}});
   const EventRepeats::Key key{job.uid, event.type, event.reason, event.message};
   if (BumpRepeat(job, key, now)) return;
   nlohmann::json object = {
@@ -50,7 +51,7 @@ void EventRecorder::Record(const api::NcclJob& job, const policy::Event& event) 
   if (!created.ok()) {
     metrics_->EventDropped();
     logging::Warn("controller", "could not write an Event",
-                  {{"job", job.namespace_ + "/" + job.name}, {"error", created.status().ToString()}});
+                  {{"job", observed::JobKey(job.namespace_, job.name)}, {"error", created.status().ToString()}});
     return;
   }
   std::lock_guard<std::mutex> lock(mu_);

@@ -5,6 +5,7 @@
 #include "controller/reconciler.h"
 #include "desired/gang.h"
 #include "logging/log.h"
+#include "observed/ownership.h"
 
 namespace ncclop::controller {
 
@@ -14,36 +15,34 @@ bool Reconciler::UsesGang(const api::NcclJob& job) const {
   return desired::UsesGangScheduling(job, caches_.scheduling_workloads_served);
 }
 
-kube::Status Reconciler::EnsureSchedulingWorkload(const api::NcclJob& job) {
+ReconcileResult Reconciler::EnsureSchedulingWorkload(const api::NcclJob& job) {
   const std::string name = contract::SchedulingWorkloadName(job.name);
   const Json desired = desired::SchedulingWorkload(job);
   auto created = client_->Create(kSchedulingWorkloads, job.namespace_, desired);
   if (created.ok()) {
     logging::Info("controller", "created the gang scheduling Workload",
-                  {{"job", job.namespace_ + "/" + job.name}, {"minCount", std::to_string(job.spec.replicas)}});
+                  {{"job", observed::JobKey(job.namespace_, job.name)}, {"minCount", std::to_string(job.spec.replicas)}});
   }
-  if (created.ok() || !created.status().IsAlreadyExists()) return created.status();
+  if (created.ok() || !created.status().IsAlreadyExists()) return ReconcileResult::From(created.status());
   auto existing = client_->Get(kSchedulingWorkloads, job.namespace_, name);
-  if (!existing.ok()) return existing.status();
+  if (!existing.ok()) return ReconcileResult::Error(existing.status());
   const Json meta = existing->value("metadata", Json::object());
   const std::string leftover = "Workload " + name;
-  if (api::BeingDeleted(meta)) {
-    return kube::Status::Local("WaitingForLeftover", leftover + " of a deleted job of the same name is still being deleted");
-  }
-  bool owned = false;
-  for (const Json& ref : meta.value("ownerReferences", Json::array())) owned = owned || ref.value("uid", "") == job.uid;
-  if (owned && desired::SchedulingWorkloadFits(*existing, job)) return kube::Status::Ok();
-  if (desired::SchedulingWorkloadFits(*existing, job)) {
+  if (api::BeingDeleted(meta)) return ReconcileResult::WaitingForLeftover(leftover);
+  const bool fits = desired::SchedulingWorkloadFits(*existing, job);
+  if (fits && observed::OwnedBy(*existing, job.uid)) return ReconcileResult::Done();
+  if (fits) {
     Json patch = {{"metadata", {{"ownerReferences", desired["metadata"]["ownerReferences"]}}}};
-    return client_->Patch(kSchedulingWorkloads, job.namespace_, name, kube::PatchType::kMerge, patch).status();
+    return ReconcileResult::From(
+        client_->Patch(kSchedulingWorkloads, job.namespace_, name, kube::PatchType::kMerge, patch).status());
   }
   kube::DeleteOptions options;
   options.precondition_uid = meta.value("uid", "");
   kube::Status deleted = client_->Delete(kSchedulingWorkloads, job.namespace_, name, options);
-  if (!deleted.ok() && !deleted.IsNotFound()) return deleted;
+  if (!deleted.ok() && !deleted.IsNotFound()) return ReconcileResult::Error(deleted);
   logging::Info("controller", "deleted a gang scheduling Workload of another shape left by a deleted job of the same name",
-                {{"job", job.namespace_ + "/" + job.name}});
-  return kube::Status::Local("WaitingForLeftover", leftover + " of another pod group shape is being replaced");
+                {{"job", observed::JobKey(job.namespace_, job.name)}});
+  return ReconcileResult::WaitingForLeftover(leftover, "of another pod group shape is being replaced");
 }
 
 }  // namespace ncclop::controller

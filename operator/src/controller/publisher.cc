@@ -4,6 +4,8 @@
 #include "controller/test_hook.h"
 #include "desired/configmap.h"
 #include "logging/log.h"
+#include "observed/attempt.h"
+#include "observed/configmap.h"
 #include "policy/fast_publish.h"
 
 namespace ncclop::controller {
@@ -15,39 +17,19 @@ using Json = nlohmann::json;
 // cached: re-read it and decide again, a few times at most.
 constexpr int kMaxTries = 3;
 
-bool OwnedBy(const Json& object, const std::string& uid) {
-  for (const Json& ref : object["metadata"].value("ownerReferences", Json::array())) {
-    if (ref.value("uid", "") == uid) return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 kube::Result<Publisher::Outcome> Publisher::Publish(const std::string& job_key) {
-  kube::ObjectPtr object = caches_.jobs->store().Get(job_key);
-  if (!object) return Outcome::kSkipped;
-  auto parsed = api::ParseNcclJob(*object);
-  if (!parsed.ok()) return Outcome::kSkipped;
-  const api::NcclJob& job = *parsed;
-
-  std::optional<policy::RootPod> root;
-  if (kube::ObjectPtr pod = caches_.pods->store().Get(job.namespace_, contract::PodName(job.name, 0))) {
-    root = policy::RootPod{policy::ObservePod(*pod, job.spec.trainer_container), OwnedBy(*pod, job.uid)};
-  }
-  std::vector<policy::ObservedPod> pods;
-  for (const kube::ObjectPtr& pod : caches_.pods->store().ByIndex(kPodsByJob, job.namespace_ + "/" + job.name)) {
-    if (OwnedBy(*pod, job.uid)) pods.push_back(policy::ObservePod(*pod, job.spec.trainer_container));
-  }
-  const int pods_of_attempt = policy::PodsOfAttempt(pods, job.status.attempt, job.spec.replicas);
+  std::optional<JobObservation> seen = ObserveJob(caches_, job_key);
+  if (!seen) return Outcome::kSkipped;
+  const api::NcclJob& job = seen->job;
+  const observed::AttemptView view = observed::ViewAttempt(seen->pods, job.status.attempt, job.spec.replicas);
   const std::string cm_name = contract::ConfigMapName(job.name);
-  kube::ObjectPtr cached = caches_.configmaps->store().Get(job.namespace_, cm_name);
-  Json current = cached ? *cached : Json();
+  Json current = seen->configmap_object ? *seen->configmap_object : Json();
 
   for (int attempt = 1; attempt <= kMaxTries; ++attempt) {
-    policy::ObservedConfigMap cm;
-    if (!current.is_null()) cm = policy::ObserveConfigMap(current);
-    policy::FastPublish decision = policy::DecideFastPublish(job, root, pods_of_attempt, cm, api::Clock::now(), pods);
+    const observed::ObservedConfigMap cm = observed::ObserveConfigMap(current);
+    policy::PublishDecision decision = policy::DecideFastPublish(job, view, cm, api::Clock::now());
     if (!decision.publish) {
       logging::Debug("controller", "fast path did not publish", {{"job", job_key}, {"why", decision.skipped_because}});
       return decision.retry_soon ? Outcome::kRetrySoon : Outcome::kSkipped;

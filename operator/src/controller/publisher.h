@@ -1,6 +1,6 @@
-// The id publish fast path's I/O: Publish(job key) reads the job, its root pod and its
-// ConfigMap from the caches, asks policy::DecideFastPublish, and writes the id into the
-// ConfigMap with a conditional Update (the cached resourceVersion). It runs on its own queue
+// The id publish fast path's I/O: Publish(job key) observes the job (controller/observe.h),
+// asks policy::DecideFastPublish (the publish rule, policy/publish_rule.h), and writes the id
+// into the ConfigMap with a conditional Update (the cached resourceVersion). It runs on its own queue
 // and worker, so a publish never waits behind a long reconcile of the same job. Idempotent:
 // a second call, or the full reconcile's publish, finds the id there and writes nothing.
 #pragma once
@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "controller/reconciler.h"
+#include "controller/observe.h"
 #include "kube/client.h"
 #include "metrics/metrics.h"
 

@@ -1,7 +1,6 @@
 #include "controller/reconciler.h"
 
 #include <algorithm>
-#include <atomic>
 #include <mutex>
 #include <optional>
 
@@ -14,7 +13,7 @@
 #include "desired/workload.h"
 #include "desired/service.h"
 #include "logging/log.h"
-#include "policy/observed.h"
+#include "observed/ownership.h"
 #include "policy/pod_refusal.h"
 
 namespace ncclop::controller {
@@ -23,39 +22,28 @@ namespace {
 using Json = nlohmann::json;
 namespace res = kube::resources;
 
-kube::Status StaleCache(const std::string& what) { return kube::Status::Local("StaleCache", what); }
-
-// An object of this job's name left by a deleted job of the same name, still being deleted:
-// retried with backoff (the controller's rate limiter) until it is gone.
-kube::Status LeftoverBeingDeleted(const std::string& what) {
-  return kube::Status::Local("WaitingForLeftover", what + " of a deleted job of the same name is still being deleted");
-}
-
 // Creates a per-job child, or makes sure the one of that name is this job's: one left by a
 // deleted job of the same name is waited for while it is being deleted (backoff), else taken
 // over (its owner is gone, so the garbage collector would take it from under this job). A
 // RoleBinding's subjects are made the desired ones too: a leftover may bind another
-// ServiceAccount.
-kube::Status EnsureChild(kube::Client& client, const kube::Resource& r, const std::string& ns, const Json& object) {
+// ServiceAccount. An object of this job's name left by a deleted job of the same name, still
+// being deleted, is retried with backoff (the controller's rate limiter) until it is gone.
+ReconcileResult EnsureChild(kube::Client& client, const kube::Resource& r, const std::string& ns, const Json& object) {
   auto created = client.Create(r, ns, object);
-  if (created.ok() || !created.status().IsAlreadyExists()) return created.status();
+  if (created.ok() || !created.status().IsAlreadyExists()) return ReconcileResult::From(created.status());
   const std::string name = object["metadata"]["name"];
   auto existing = client.Get(r, ns, name);
-  if (!existing.ok()) return existing.status();
+  if (!existing.ok()) return ReconcileResult::Error(existing.status());
   const Json meta = existing->value("metadata", Json::object());
-  if (api::BeingDeleted(meta)) return LeftoverBeingDeleted(name);
+  if (api::BeingDeleted(meta)) return ReconcileResult::WaitingForLeftover(name);
   Json patch = Json::object();
   const Json& ours = object["metadata"]["ownerReferences"];
-  bool owned = false;
-  for (const Json& ref : meta.value("ownerReferences", Json::array())) {
-    owned = owned || ref.value("uid", "") == ours[0].value("uid", "");
-  }
-  if (!owned) patch["metadata"]["ownerReferences"] = ours;
+  if (!observed::OwnedBy(*existing, ours[0].value("uid", ""))) patch["metadata"]["ownerReferences"] = ours;
   if (object.contains("subjects") && existing->value("subjects", Json()) != object["subjects"]) {
     patch["subjects"] = object["subjects"];
   }
-  if (patch.empty()) return kube::Status::Ok();
-  return client.Patch(r, ns, name, kube::PatchType::kMerge, patch).status();
+  if (patch.empty()) return ReconcileResult::Done();
+  return ReconcileResult::From(client.Patch(r, ns, name, kube::PatchType::kMerge, patch).status());
 }
 
 // How often pod creates refused as Forbidden are tried again (REFERENCE.md says 10 s).
@@ -72,17 +60,12 @@ Reconciler::Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desi
       events_(client, metrics) {}
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
-  kube::ObjectPtr object = caches_.jobs->store().Get(key);
-  if (!object) {  // deleted: the garbage collector removes what it owned
-    Forget(key);
-    return {};
+  std::optional<JobObservation> seen = ObserveJob(caches_, key);
+  if (!seen) {  // deleted (the garbage collector removes what it owned), or unusable (logged)
+    if (!caches_.jobs->store().Get(key)) Forget(key);
+    return ReconcileResult::Done();
   }
-  auto parsed = api::ParseNcclJob(*object);
-  if (!parsed.ok()) {
-    logging::Warn("controller", "ignoring an NcclJob without usable metadata", {{"key", key}});
-    return {};
-  }
-  api::NcclJob& job = *parsed;
+  api::NcclJob& job = seen->job;
   if (!job.queue_name.empty() && caches_.workloads == nullptr) {
     logging::Warn("controller", "label kueue.x-k8s.io/queue-name ignored: the API server served no Kueue Workloads when the operator started",
                   {{"job", key}, {"queue", job.queue_name}});
@@ -96,40 +79,28 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
         "--runtime-config=scheduling.k8s.io/v1alpha1=true; the operator needs RBAC for them); set it to Auto or Disabled";
   }
 
-  std::vector<policy::ObservedPod> pods;
-  for (const kube::ObjectPtr& pod : caches_.pods->store().ByIndex(kPodsByJob, job.namespace_ + "/" + job.name)) {
-    // Pods with our label but another owner (a job of the same name, deleted and recreated)
-    // are not this job's: the garbage collector removes them.
-    bool owned = false;
-    for (const Json& ref : (*pod)["metadata"].value("ownerReferences", Json::array())) {
-      owned = owned || ref.value("uid", "") == job.uid;
-    }
-    if (owned) pods.push_back(policy::ObservePod(*pod, job.spec.trainer_container));
-  }
-  policy::ObservedConfigMap cm;
-  if (auto cm_object = caches_.configmaps->store().Get(job.namespace_, contract::ConfigMapName(job.name))) {
-    cm = policy::ObserveConfigMap(*cm_object);
-    // Left by a deleted job of the same name (the garbage collector is slow, or it was orphaned):
-    // none of its attempts or ids are this job's. WriteConfigMap takes it over or waits for it.
-    if (cm.job_uid != job.uid) cm = policy::ObservedConfigMap{};
-  }
+  policy::Plan plan = policy::Decide(job, seen->pods, seen->configmap, api::Clock::now(), VerdictFor(key, job),
+                                     ObserveWorkload(job));
+  return Carry(*seen, plan);
+}
 
-  policy::Plan plan = policy::Decide(job, pods, cm, api::Clock::now(), VerdictFor(key, job), ObserveWorkload(job));
-
+// plan.h's order.
+ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan& plan) {
+  const api::NcclJob& job = seen.job;
   if (plan.ensure_children || plan.attempt_started) {
-    if (auto s = EnsureChildren(job); !s.ok()) return {s};
+    if (auto r = EnsureChildren(job); !r.done()) return r;
   }
   if (plan.ensure_workload) {
-    if (auto s = EnsureWorkload(job); !s.ok()) return {s};
+    if (auto r = ReconcileResult::From(EnsureWorkload(job)); !r.done()) return r;
   }
   if (plan.write_configmap) {
-    if (auto s = WriteConfigMap(job, plan); !s.ok()) return {s};
+    if (auto r = WriteConfigMap(seen, plan); !r.done()) return r;
     if (plan.publish) TestKillAfterIdWrite();
     if (plan.id_publish_latency_seconds) metrics_->IdPublished(*plan.id_publish_latency_seconds);
   }
   bool status_written = false;
   if (plan.status != job.status) {
-    if (auto s = WriteStatus(job, plan, *object); !s.ok()) return {s};
+    if (auto r = WriteStatus(seen, plan); !r.done()) return r;
     status_written = true;
     if (plan.attempt_started) metrics_->AttemptStarted();
     if (plan.restarted) metrics_->Restarted();
@@ -138,38 +109,44 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   const bool touches_pods = !plan.delete_pods.empty() || !plan.create_pods.empty() || plan.delete_job;
   if (touches_pods && !status_written) {
     // Decide may have judged an old copy of the job; pods are only changed on a fresh one.
-    if (auto s = JobStillCurrent(job); !s.ok()) return {s};
+    if (auto r = JobStillCurrent(job); !r.done()) return r;
   }
   for (const policy::Event& e : plan.events) events_.Record(job, e);
-  if (auto s = DeletePods(job, plan); !s.ok()) return {s};
+  if (auto r = ReconcileResult::From(DeletePods(job, plan)); !r.done()) return r;
   if (auto s = CreatePods(job, plan); !s.ok()) {
     // Forbidden (a quota, a policy) may pass at any time: look again at a steady pace rather
     // than after an ever longer backoff (CreatePods recorded the event), or at once when it was
     // refused for too long (the next reconcile fails the job).
     if (s.IsForbidden()) {
-      const bool gave_up = !VerdictFor(key, job).empty();
-      return {kube::Status::Ok(), gave_up ? std::chrono::seconds(0) : kForbiddenRetryInterval};
+      const bool gave_up = !VerdictFor(observed::JobKey(job.namespace_, job.name), job).empty();
+      return ReconcileResult::RequeueAfter(gave_up ? std::chrono::seconds(0) : kForbiddenRetryInterval);
     }
-    return {s};
+    return ReconcileResult::Error(s);
   }
   if (plan.finish_workload) {
-    if (auto s = FinishWorkload(job, *plan.finish_workload); !s.ok()) return {s};
+    if (auto r = ReconcileResult::From(FinishWorkload(job, *plan.finish_workload)); !r.done()) return r;
   }
   if (plan.release_workload_quota) {
-    if (auto s = ReleaseWorkloadQuota(job); !s.ok()) return {s};
+    if (auto r = ReconcileResult::From(ReleaseWorkloadQuota(job)); !r.done()) return r;
   }
   if (plan.set_workload_active) {
-    if (auto s = SetWorkloadActive(job, *plan.set_workload_active); !s.ok()) return {s};
+    if (auto r = ReconcileResult::From(SetWorkloadActive(job, *plan.set_workload_active)); !r.done()) return r;
   }
   if (plan.delete_job) {
-    kube::DeleteOptions options;
-    options.precondition_uid = job.uid;
-    options.propagation_policy = "Background";
-    kube::Status s = client_->Delete(kNcclJobs, job.namespace_, job.name, options);
-    if (!s.ok() && !s.IsNotFound()) return {s};
-    logging::Info("controller", "deleted a finished job after ttlSecondsAfterFinished", {{"job", key}});
+    if (auto r = DeleteFinishedJob(job); !r.done()) return r;
   }
-  return {kube::Status::Ok(), plan.requeue_after};
+  return ReconcileResult::DoneOrRequeue(plan.requeue_after);
+}
+
+ReconcileResult Reconciler::DeleteFinishedJob(const api::NcclJob& job) {
+  kube::DeleteOptions options;
+  options.precondition_uid = job.uid;
+  options.propagation_policy = "Background";
+  kube::Status s = client_->Delete(kNcclJobs, job.namespace_, job.name, options);
+  if (!s.ok() && !s.IsNotFound()) return ReconcileResult::Error(s);
+  logging::Info("controller", "deleted a finished job after ttlSecondsAfterFinished",
+                {{"job", observed::JobKey(job.namespace_, job.name)}});
+  return ReconcileResult::Done();
 }
 
 policy::PodCreateVerdict Reconciler::VerdictFor(const std::string& key, const api::NcclJob& job) {
@@ -189,7 +166,7 @@ policy::PodCreateVerdict Reconciler::VerdictFor(const std::string& key, const ap
 std::chrono::seconds Reconciler::ForbiddenFor(const api::NcclJob& job, int attempt) {
   const auto now = std::chrono::steady_clock::now();
   std::lock_guard<std::mutex> lock(rejections_mu_);
-  FirstForbidden& first = forbidden_[job.namespace_ + "/" + job.name];
+  FirstForbidden& first = forbidden_[observed::JobKey(job.namespace_, job.name)];
   if (first.uid != job.uid || first.attempt != attempt) first = {job.uid, attempt, now};
   return std::chrono::duration_cast<std::chrono::seconds>(now - first.at);
 }
@@ -204,50 +181,47 @@ void Reconciler::Forget(const std::string& key) {
   ensured_.erase(key);
 }
 
-kube::Status Reconciler::EnsureChildren(const api::NcclJob& job) {
-  const std::string key = job.namespace_ + "/" + job.name;
+ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
+  const std::string key = observed::JobKey(job.namespace_, job.name);
   {
     std::lock_guard<std::mutex> lock(ensured_mu_);
-    if (auto it = ensured_.find(key); it != ensured_.end() && it->second == job.uid) return kube::Status::Ok();
+    if (auto it = ensured_.find(key); it != ensured_.end() && it->second == job.uid) return ReconcileResult::Done();
   }
   const std::string& ns = job.namespace_;
   // A template naming its own ServiceAccount keeps it (desired/rbac.h): no per-job one is made.
   if (desired::UsesJobServiceAccount(job)) {
-    if (auto s = EnsureChild(*client_, res::kServiceAccounts, ns, desired::ServiceAccount(job)); !s.ok()) return s;
+    if (auto r = EnsureChild(*client_, res::kServiceAccounts, ns, desired::ServiceAccount(job)); !r.done()) return r;
   }
-  if (auto s = EnsureChild(*client_, res::kRoles, ns, desired::Role(job)); !s.ok()) return s;
-  if (auto s = EnsureChild(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !s.ok()) return s;
-  if (auto s = EnsureChild(*client_, res::kServices, ns, desired::HeadlessService(job)); !s.ok()) return s;
+  if (auto r = EnsureChild(*client_, res::kRoles, ns, desired::Role(job)); !r.done()) return r;
+  if (auto r = EnsureChild(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !r.done()) return r;
+  if (auto r = EnsureChild(*client_, res::kServices, ns, desired::HeadlessService(job)); !r.done()) return r;
   if (UsesGang(job)) {
-    if (auto s = EnsureSchedulingWorkload(job); !s.ok()) return s;
+    if (auto r = EnsureSchedulingWorkload(job); !r.done()) return r;
   }
   std::lock_guard<std::mutex> lock(ensured_mu_);
   ensured_[key] = job.uid;
-  return kube::Status::Ok();
+  return ReconcileResult::Done();
 }
 
-kube::Status Reconciler::WriteConfigMap(const api::NcclJob& job, const policy::Plan& plan) {
+ReconcileResult Reconciler::WriteConfigMap(const JobObservation& seen, const policy::Plan& plan) {
+  const api::NcclJob& job = seen.job;
   Json desired = desired::ConfigMap(job, plan.status.attempt, plan.publish);
-  kube::ObjectPtr cached = caches_.configmaps->store().Get(job.namespace_, contract::ConfigMapName(job.name));
-  if (!cached) {
-    auto created = client_->Create(res::kConfigMaps, job.namespace_, desired);
-    if (!created.status().IsAlreadyExists()) return created.status();
-    // Ours and not yet cached: wait for the cache (writing now could undo a publish). Someone
-    // else's (a deleted job's of the same name, or one without our label): take it over below.
-    auto fresh = client_->Get(res::kConfigMaps, job.namespace_, contract::ConfigMapName(job.name));
-    if (!fresh.ok()) return fresh.status();
-    const Json data = (*fresh).value("data", Json::object());
-    if (data.is_object() && data.value(std::string(contract::kDataJobUid), "") == job.uid) {
-      return StaleCache("ConfigMap exists but is not in the cache yet");
-    }
-    return TakeOverConfigMap(job, *fresh, desired);
+  if (seen.configmap_object) return TakeOverConfigMap(job, *seen.configmap_object, desired);
+  auto created = client_->Create(res::kConfigMaps, job.namespace_, desired);
+  if (!created.status().IsAlreadyExists()) return ReconcileResult::From(created.status());
+  // Ours and not yet cached: wait for the cache (writing now could undo a publish). Someone
+  // else's (a deleted job's of the same name, or one without our label): take it over.
+  auto fresh = client_->Get(res::kConfigMaps, job.namespace_, contract::ConfigMapName(job.name));
+  if (!fresh.ok()) return ReconcileResult::Error(fresh.status());
+  if (observed::ObserveConfigMapOf(*fresh, job.uid).exists) {
+    return ReconcileResult::StaleCache("ConfigMap exists but is not in the cache yet");
   }
-  return TakeOverConfigMap(job, *cached, desired);
+  return TakeOverConfigMap(job, *fresh, desired);
 }
 
-kube::Status Reconciler::TakeOverConfigMap(const api::NcclJob& job, const Json& current, const Json& desired) {
+ReconcileResult Reconciler::TakeOverConfigMap(const api::NcclJob& job, const Json& current, const Json& desired) {
   if (api::BeingDeleted(current.value("metadata", Json::object()))) {
-    return LeftoverBeingDeleted("ConfigMap " + contract::ConfigMapName(job.name));
+    return ReconcileResult::WaitingForLeftover("ConfigMap " + contract::ConfigMapName(job.name));
   }
   // Conditional on the cached resourceVersion: a publish never overwrites a newer attempt.
   Json updated = current;
@@ -256,26 +230,30 @@ kube::Status Reconciler::TakeOverConfigMap(const api::NcclJob& job, const Json& 
   updated["metadata"]["ownerReferences"] = desired["metadata"]["ownerReferences"];
   for (auto& [k, v] : desired["metadata"]["labels"].items()) updated["metadata"]["labels"][k] = v;
   auto result = client_->Update(res::kConfigMaps, job.namespace_, updated);
-  if (result.status().IsConflict()) return StaleCache("ConfigMap changed since it was cached");
-  return result.status();
+  if (result.status().IsConflict()) return ReconcileResult::StaleCache("ConfigMap changed since it was cached");
+  return ReconcileResult::From(result.status());
 }
 
-kube::Status Reconciler::WriteStatus(const api::NcclJob& job, const policy::Plan& plan, const Json& object) {
+ReconcileResult Reconciler::WriteStatus(const JobObservation& seen, const policy::Plan& plan) {
+  const api::NcclJob& job = seen.job;
   if (job.status.id_published_time.empty() && !plan.status.id_published_time.empty()) TestKillAfterIdWrite();
-  Json updated = object;
+  Json updated = *seen.object;
   updated["status"] = api::StatusToJson(plan.status);
   auto result = client_->UpdateStatus(kNcclJobs, job.namespace_, updated);
-  if (result.status().IsConflict()) return StaleCache("NcclJob changed since it was cached");
-  return result.status();
+  if (result.status().IsConflict()) return ReconcileResult::StaleCache("NcclJob changed since it was cached");
+  return ReconcileResult::From(result.status());
 }
 
-kube::Status Reconciler::JobStillCurrent(const api::NcclJob& job) {
+ReconcileResult Reconciler::JobStillCurrent(const api::NcclJob& job) {
   auto fresh = client_->Get(kNcclJobs, job.namespace_, job.name);
-  if (!fresh.ok()) return fresh.status().IsNotFound() ? StaleCache("NcclJob was deleted") : fresh.status();
-  if ((*fresh)["metadata"].value("resourceVersion", "") != job.resource_version) {
-    return StaleCache("NcclJob changed since it was cached");
+  if (!fresh.ok()) {
+    return fresh.status().IsNotFound() ? ReconcileResult::StaleCache("NcclJob was deleted")
+                                       : ReconcileResult::Error(fresh.status());
   }
-  return kube::Status::Ok();
+  if ((*fresh)["metadata"].value("resourceVersion", "") != job.resource_version) {
+    return ReconcileResult::StaleCache("NcclJob changed since it was cached");
+  }
+  return ReconcileResult::Done();
 }
 
 kube::Status Reconciler::DeletePods(const api::NcclJob& job, const policy::Plan& plan) {
@@ -299,14 +277,9 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   if (indices.empty()) return kube::Status::Ok();
   auto flavors = AdmittedFlavors(job);  // Kueue's placement, read when the pods are made (as Kueue does)
   if (!flavors.ok()) return flavors.status();
-  std::atomic<bool> template_rejected{false};
-  std::mutex mu;
-  kube::Status first_error;  // guarded by mu
-  int errors = 0;            // guarded by mu
-  // The refused pod of the lowest index, so that every try reports the same one (and a
-  // repeated event only bumps its count).
-  std::optional<std::pair<int, kube::Status>> refused;  // guarded by mu
   const bool gang = UsesGang(job);
+  std::mutex mu;
+  std::vector<policy::FailedCreate> failures;  // in the order they happened; guarded by mu
   InParallel(indices.size(), kPodCallsInFlight, [&](std::size_t i) {
     const int index = indices[i];
     Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
@@ -314,18 +287,13 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     desired::ApplyFlavors(pod, *flavors);
     auto created = client_->Create(res::kPods, job.namespace_, pod);
     if (created.ok() || created.status().IsAlreadyExists()) return true;
-    const kube::Status& status = created.status();
-    const bool rejected = status.IsInvalid() || status.IsBadRequest() || status.IsForbidden();
     std::lock_guard<std::mutex> lock(mu);
-    if (errors++ == 0 || (rejected && !template_rejected)) first_error = status;
-    if (rejected) {
-      template_rejected = true;  // every other pod would be refused the same way: stop
-      if (!refused || index < refused->first) refused = std::make_pair(index, status);
-    }
-    return !rejected;
+    failures.push_back({index, created.status()});
+    return !policy::IsRefusal(created.status());  // every other pod would be refused the same way: stop
   });
-  const std::string key = job.namespace_ + "/" + job.name;
-  if (!refused) {
+  const policy::CreateSummary summary = policy::SummarizeCreates(failures);
+  const std::string key = observed::JobKey(job.namespace_, job.name);
+  if (!summary.refused) {
     std::lock_guard<std::mutex> lock(rejections_mu_);
     forbidden_.erase(key);  // the pods were let in: a later refusal starts a new clock
   } else {
@@ -333,7 +301,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     // next reconcile fails the job. Forbidden (a quota, Pod Security, a missing
     // ServiceAccount) may pass: retried for failurePolicy.forbiddenRetrySeconds, then the job
     // fails. Anything else (a webhook's answer) may pass: retried.
-    const auto& [index, status] = *refused;
+    const auto& [index, status] = *summary.refused;
     const std::string what = policy::RefusalMessage(contract::PodName(job.name, index), status);
     const int limit = job.spec.failure_policy.forbidden_retry_seconds;
     const std::chrono::seconds refused_for =
@@ -348,12 +316,11 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
       events_.Record(job, {"Warning", "PodCreateFailed", what + " (will retry)"});
     }
   }
-  if (errors > 1) {
+  if (summary.errors > 1) {
     logging::Warn("controller", "some pods could not be created; will retry",
-                  {{"job", job.namespace_ + "/" + job.name}, {"failed", std::to_string(errors)},
-                   {"of", std::to_string(indices.size())}});
+                  {{"job", key}, {"failed", std::to_string(summary.errors)}, {"of", std::to_string(indices.size())}});
   }
-  return first_error;
+  return summary.first_error;
 }
 
 }  // namespace ncclop::controller

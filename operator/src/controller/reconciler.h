@@ -1,4 +1,4 @@
-// Reconcile(key) for one NcclJob: read the job and its children from the informer caches,
+// Reconcile(key) for one NcclJob: observe the job and its children (controller/observe.h),
 // ask policy::Decide what should change, and carry the Plan out in the order plan.h gives.
 #pragma once
 
@@ -11,6 +11,8 @@
 #include <string>
 
 #include "controller/events.h"
+#include "controller/observe.h"
+#include "controller/reconcile_result.h"
 #include "desired/pod.h"
 #include "kube/client.h"
 #include "kube/informer.h"
@@ -19,29 +21,6 @@
 
 namespace ncclop::controller {
 
-inline const kube::Resource kNcclJobs{"nccl.dev", "v1alpha1", "nccljobs", true};
-inline const kube::Resource kKueueWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", true};
-inline const kube::Resource kKueueResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
-inline const kube::Resource kSchedulingWorkloads{"scheduling.k8s.io", "v1alpha1", "workloads", true};
-
-struct Caches {
-  const kube::Informer* jobs;
-  const kube::Informer* pods;        // indexed by kPodsByJob
-  const kube::Informer* configmaps;  // filtered to the job label
-  const kube::Informer* workloads = nullptr;  // Kueue Workloads (job label); null: Kueue not served
-  // Whether the API server served scheduling.k8s.io/v1alpha1 Workloads at start (native gang
-  // scheduling, desired/gang.h). No cache: the operator only creates them.
-  bool scheduling_workloads_served = false;
-};
-inline constexpr const char* kPodsByJob = "job";
-
-struct ReconcileResult {
-  ReconcileResult(kube::Status s = {}, std::optional<std::chrono::seconds> after = std::nullopt)  // NOLINT
-      : status(std::move(s)), requeue_after(after) {}
-  kube::Status status;
-  std::optional<std::chrono::seconds> requeue_after;
-};
-
 class Reconciler {
  public:
   Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desired::PodOptions pod_options,
@@ -49,17 +28,22 @@ class Reconciler {
   ReconcileResult Reconcile(const std::string& key);
 
  private:
-  kube::Status EnsureChildren(const api::NcclJob& job);
-  kube::Status WriteConfigMap(const api::NcclJob& job, const policy::Plan& plan);
+  // The plan's steps in plan.h's order; each returns at the first that does not go through.
+  ReconcileResult Carry(const JobObservation& seen, const policy::Plan& plan);
+  ReconcileResult EnsureChildren(const api::NcclJob& job);
+  ReconcileResult WriteConfigMap(const JobObservation& seen, const policy::Plan& plan);
   // Writes desired's data over `current` (the cached or fresh ConfigMap), conditional on its
   // resourceVersion; one that was another job's (or nobody's) becomes this job's.
-  kube::Status TakeOverConfigMap(const api::NcclJob& job, const nlohmann::json& current, const nlohmann::json& desired);
-  kube::Status WriteStatus(const api::NcclJob& job, const policy::Plan& plan, const nlohmann::json& object);
-  kube::Status JobStillCurrent(const api::NcclJob& job);
+  ReconcileResult TakeOverConfigMap(const api::NcclJob& job, const nlohmann::json& current, const nlohmann::json& desired);
+  ReconcileResult WriteStatus(const JobObservation& seen, const policy::Plan& plan);
+  ReconcileResult JobStillCurrent(const api::NcclJob& job);
   kube::Status DeletePods(const api::NcclJob& job, const policy::Plan& plan);
+  // The first refusal or error (policy::SummarizeCreates); remembers the verdict that fails
+  // the job (VerdictFor) or records the PodCreateFailed event.
   kube::Status CreatePods(const api::NcclJob& job, const policy::Plan& plan);
+  ReconcileResult DeleteFinishedJob(const api::NcclJob& job);
   // Kueue (controller/workload.cc).
-  policy::ObservedWorkload ObserveWorkload(const api::NcclJob& job) const;
+  observed::ObservedWorkload ObserveWorkload(const api::NcclJob& job) const;
   kube::Status EnsureWorkload(const api::NcclJob& job);
   kube::Status FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish);
   kube::Status ReleaseWorkloadQuota(const api::NcclJob& job);
@@ -68,7 +52,7 @@ class Reconciler {
   kube::Result<std::vector<nlohmann::json>> AdmittedFlavors(const api::NcclJob& job) const;
   // Native gang scheduling (controller/gang.cc).
   bool UsesGang(const api::NcclJob& job) const;
-  kube::Status EnsureSchedulingWorkload(const api::NcclJob& job);
+  ReconcileResult EnsureSchedulingWorkload(const api::NcclJob& job);
 
   std::shared_ptr<kube::Client> client_;
   Caches caches_;

@@ -1,25 +1,25 @@
-// The Kueue Workload of a job in a queue (desired/workload.h, policy/admission.h): created
-// once, marked Finished when the job ends so Kueue releases its quota; after an eviction, its
-// quota reservation is cleared once the job's pods are gone, so Kueue queues it again.
+// The Kueue Workload of a job in a queue (desired/workload.h, observed/workload.h,
+// policy/admission.h): created once, marked Finished when the job ends so Kueue releases its
+// quota; after an eviction, its quota reservation is cleared once the job's pods are gone, so
+// Kueue queues it again.
 #include "contract/names.h"
 #include "api/time.h"
 #include "controller/reconciler.h"
 #include "desired/workload.h"
 #include "logging/log.h"
+#include "observed/ownership.h"
+#include "observed/workload.h"
 
 namespace ncclop::controller {
 
 using Json = nlohmann::json;
 
-policy::ObservedWorkload Reconciler::ObserveWorkload(const api::NcclJob& job) const {
+observed::ObservedWorkload Reconciler::ObserveWorkload(const api::NcclJob& job) const {
   if (job.queue_name.empty() || caches_.workloads == nullptr) return {};
   kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name));
   if (!cached) return {};
   // One left by a deleted job of the same name is not this job's admission.
-  for (const Json& ref : (*cached)["metadata"].value("ownerReferences", Json::array())) {
-    if (ref.value("uid", "") == job.uid) return policy::ObserveWorkload(*cached);
-  }
-  return {};
+  return observed::OwnedBy(*cached, job.uid) ? observed::ObserveWorkload(*cached) : observed::ObservedWorkload{};
 }
 
 kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
@@ -27,7 +27,7 @@ kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
   auto created = client_->Create(kKueueWorkloads, job.namespace_, desired::Workload(job, pod_options_));
   if (created.ok()) {
     logging::Info("controller", "created the Kueue Workload",
-                  {{"job", job.namespace_ + "/" + job.name}, {"queue", job.queue_name}});
+                  {{"job", observed::JobKey(job.namespace_, job.name)}, {"queue", job.queue_name}});
   }
   if (created.ok() || created.status().IsAlreadyExists()) return kube::Status::Ok();
   return created.status();
@@ -67,7 +67,7 @@ kube::Status Reconciler::ReleaseWorkloadQuota(const api::NcclJob& job) {
                                 desired::ReleaseQuotaPatch(*cached, api::Clock::now()), options);
   if (patched.ok()) {
     logging::Info("controller", "cleared the quota reservation of the evicted Kueue Workload: the job's pods are gone",
-                  {{"job", job.namespace_ + "/" + job.name}, {"queue", job.queue_name}});
+                  {{"job", observed::JobKey(job.namespace_, job.name)}, {"queue", job.queue_name}});
   }
   if (patched.ok() || patched.status().IsNotFound()) return kube::Status::Ok();
   return patched.status();  // a failed test (the cache was behind) is retried with backoff
@@ -81,7 +81,7 @@ kube::Status Reconciler::SetWorkloadActive(const api::NcclJob& job, bool active)
   if (patched.ok()) {
     logging::Info("controller", active ? "activated the Kueue Workload again: the job was resumed"
                                        : "deactivated the Kueue Workload: the job is suspended, its admission is given back",
-                  {{"job", job.namespace_ + "/" + job.name}, {"queue", job.queue_name}});
+                  {{"job", observed::JobKey(job.namespace_, job.name)}, {"queue", job.queue_name}});
   }
   if (patched.ok() || patched.status().IsNotFound()) return kube::Status::Ok();
   return patched.status();  // a conflict (the cache was behind) is retried with backoff

@@ -6,9 +6,11 @@
 #include <string>
 
 #include "contract/names.h"
+#include "observed/attempt.h"
+#include "policy/admission.h"
 #include "policy/failure_policy.h"
 #include "policy/plan.h"
-#include "policy/root_ids.h"
+#include "policy/publish_rule.h"
 #include "policy/start_policy.h"
 #include "policy/success_policy.h"
 #include "policy/ttl_policy.h"
@@ -17,6 +19,10 @@
 
 namespace ncclop::policy {
 namespace {
+
+using observed::ObservedConfigMap;
+using observed::ObservedPod;
+using observed::ObservedWorkload;
 
 constexpr const char* kReasonPodDisrupted = "PodDisrupted";
 
@@ -97,8 +103,14 @@ class Decider {
     }
   }
 
+  // The pods sorted for the attempt in st() (sorted again only when the attempt changes).
+  const observed::AttemptView& View() {
+    if (!view_ || view_->attempt != st().attempt) view_ = observed::ViewAttempt(pods_, st().attempt, job_.spec.replicas);
+    return *view_;
+  }
+
   void UpdateCounts() {
-    status::Counts c = status::CountPods(pods_, st().attempt);
+    status::Counts c = status::CountPods(View());
     st().ready = c.ready;
     st().active = c.active;
     st().succeeded = c.succeeded;
@@ -266,8 +278,7 @@ class Decider {
   // Judges the current attempt; true when it just ended (failed or succeeded).
   bool CurrentAttemptEnded() {
     const int attempt = st().attempt;
-    const bool id_published = cm_.attempt == attempt && cm_.has_id;
-    std::optional<AttemptFailure> failure = FindAttemptFailure(job_.name, pods_, attempt, job_.spec.replicas, id_published);
+    std::optional<AttemptFailure> failure = FindAttemptFailure(job_.name, View(), cm_.Published(attempt));
     if (!failure) failure = BlockedStartFailure();
     if (failure) {
       const api::FailurePolicy& fp = job_.spec.failure_policy;
@@ -310,7 +321,7 @@ class Decider {
           return true;
       }
     }
-    if (AttemptSucceeded(pods_, attempt, job_.spec.replicas)) {
+    if (AttemptSucceeded(View())) {
       st().state = api::state::kSucceeded;
       st().completion_time = Now();
       Set(api::condition::kSucceeded, true, "AllTrainersSucceeded",
@@ -343,7 +354,7 @@ class Decider {
   // fails the attempt; before that, a check is scheduled for the deadline (a pod that cannot
   // be scheduled changes no more, so no event would come).
   std::optional<AttemptFailure> BlockedStartFailure() {
-    auto blocked = FindBlockedStart(pods_, st().attempt, job_.spec.replicas);
+    auto blocked = FindBlockedStart(View());
     auto deadline = BlockedStartDeadline(job_);
     if (!blocked || !deadline) return std::nullopt;
     if (now_ < *deadline) {
@@ -382,32 +393,24 @@ class Decider {
   // scheduler for more than the job's GPUs.
   void Converge() {
     const int attempt = st().attempt;
-    bool stale_left = false;
-    std::set<int> present;
+    const observed::AttemptView& view = View();
     std::set<std::string> names_held;
-    for (const ObservedPod& p : pods_) {
-      names_held.insert(p.name);
-      if (p.attempt != attempt || p.index < 0 || p.index >= job_.spec.replicas) {
-        stale_left = true;
-        if (!p.terminating) plan_.delete_pods.push_back(p.name);
-      } else {
-        present.insert(p.index);
-      }
+    for (const ObservedPod& p : pods_) names_held.insert(p.name);
+    for (const ObservedPod* p : view.stale) {
+      if (!p->terminating) plan_.delete_pods.push_back(p->name);
     }
     for (int i = 0; i < job_.spec.replicas; ++i) {
-      if (!present.count(i) && !names_held.count(contract::PodName(job_.name, i))) plan_.create_pods.push_back(i);
+      if (!view.by_index.count(i) && !names_held.count(contract::PodName(job_.name, i))) plan_.create_pods.push_back(i);
     }
     if (cm_.attempt != attempt) plan_.write_configmap = true;  // reset to this attempt, no id
-    // Once the id is out, a missing pod of the attempt counts as disappeared; so every pod
-    // must be seen first (one just created may not be in the cache yet).
-    if (!stale_left && static_cast<int>(present.size()) == job_.spec.replicas) PublishId(attempt);
+    PublishId(attempt);
     UpdateCounts();
-    status::Counts c = status::CountPods(pods_, attempt);
+    status::Counts c = status::CountPods(view);
     const int n = job_.spec.replicas;
     if (c.running == n) {
       st().state = api::state::kRunning;
       Set(api::condition::kRunning, true, "AllPodsRunning", "all " + std::to_string(n) + " pods are running");
-    } else if (auto blocked = FindBlockedStart(pods_, attempt, n)) {
+    } else if (auto blocked = FindBlockedStart(view)) {
       st().state = api::state::kPending;
       ShowBlockedStart(*blocked);
     } else {
@@ -423,7 +426,7 @@ class Decider {
   // happened since: IdPublished=True with the ConfigMap's publishedAt, and the event, once.
   void RecordPublishedId() {
     const int attempt = st().attempt;
-    if (attempt <= 0 || cm_.attempt != attempt || !cm_.has_id) return;
+    if (attempt <= 0 || !cm_.Published(attempt)) return;
     if (st().IsTrue(api::condition::kIdPublished) && !st().id_published_time.empty()) return;
     st().id_published_time = cm_.published_at.empty() ? Now() : cm_.published_at;
     Set(api::condition::kIdPublished, true, "Published",
@@ -432,22 +435,22 @@ class Decider {
          "published the id of attempt " + std::to_string(attempt) + " from pod " + contract::PodName(job_.name, 0));
   }
 
+  // The id goes out under the one publish rule (policy/publish_rule.h), the fast path's too.
   void PublishId(int attempt) {
-    if (cm_.attempt == attempt && cm_.has_id) {
+    if (cm_.Published(attempt)) {
       RecordPublishedId();
       return;
     }
-    const std::string root = contract::PodName(job_.name, 0);
-    RootIds ids = CollectRootIds(job_, pods_, attempt);
-    if (!ids.list) return;
-    const std::string from = job_.spec.bootstrap_roots > 1
-                                 ? std::to_string(job_.spec.bootstrap_roots) + " root pods"
-                                 : "pod " + root;
+    PublishDecision decision = DecidePublish(job_, st(), View(), cm_, now_);
+    if (!decision.publish) return;
     plan_.write_configmap = true;
-    plan_.publish = desired::PublishedId{*ids.list, Now()};
-    st().id_published_time = Now();
+    plan_.publish = std::move(decision.publish);
+    st().id_published_time = plan_.publish->published_at;
     Set(api::condition::kIdPublished, true, "Published",
         "the id of attempt " + std::to_string(attempt) + " is in ConfigMap " + contract::ConfigMapName(job_.name));
+    const std::string from = job_.spec.bootstrap_roots > 1
+                                 ? std::to_string(job_.spec.bootstrap_roots) + " root pods"
+                                 : "pod " + contract::PodName(job_.name, 0);
     Emit("Normal", "IdPublished", "published the id of attempt " + std::to_string(attempt) + " from " + from);
     if (auto started = api::ParseTime(st().attempt_start_time)) {
       plan_.id_publish_latency_seconds = std::chrono::duration<double>(now_ - *started).count();
@@ -461,6 +464,7 @@ class Decider {
   const PodCreateVerdict& pod_create_verdict_;
   const ObservedWorkload& workload_;
   Plan plan_;
+  std::optional<observed::AttemptView> view_;
 };
 
 }  // namespace

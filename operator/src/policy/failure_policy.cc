@@ -1,18 +1,15 @@
 #include "policy/failure_policy.h"
 
 #include <algorithm>
-#include <map>
 
 #include "contract/names.h"
 
 namespace ncclop::policy {
 
-std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, const std::vector<ObservedPod>& pods,
-                                                 int attempt, int replicas, bool id_published) {
-  std::map<int, const ObservedPod*> by_index;
-  for (const ObservedPod& p : pods) {
-    if (p.attempt == attempt && p.index >= 0 && p.index < replicas) by_index[p.index] = &p;
-  }
+std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, const observed::AttemptView& attempt,
+                                                 bool id_published) {
+  const auto& by_index = attempt.by_index;
+  const int replicas = attempt.replicas;
   for (const auto& [index, pod] : by_index) {
     if (pod->disruption && (pod->failed || pod->terminating)) {
       return AttemptFailure{pod->name, "pod " + pod->name + " was " + pod->disruption->account, pod->trainer_exit_code,

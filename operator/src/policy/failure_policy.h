@@ -1,15 +1,15 @@
 // When an attempt has failed, and what follows: a new attempt after a backoff, or the end of
 // the job (an exit code the user marked as "do not retry", or no restarts left). A disruption
-// (policy/disruption.h) restarts the attempt without using a restart.
+// (observed/disruption.h) restarts the attempt without using a restart.
 #pragma once
 
 #include <chrono>
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "api/nccl_job.h"
-#include "policy/observed.h"
+#include "observed/attempt.h"
+#include "observed/disruption.h"
 
 namespace ncclop::policy {
 
@@ -17,17 +17,17 @@ struct AttemptFailure {
   std::string pod;
   std::string detail;  // for people: "pod demo-2: trainer exited with code 3 (Error)"
   std::optional<int> exit_code;
-  std::optional<Disruption> disruption;  // set when the attempt ended because a pod was disrupted
+  std::optional<observed::Disruption> disruption;  // set when the attempt ended because a pod was disrupted
 };
 
-// The first failure among the pods of `attempt` (lowest index first, so the message is
+// The first failure among the pods of the attempt (lowest index first, so the message is
 // stable across reconciles). A pod that vanished or is being deleted by someone else counts
 // as failed once the id was published: it cannot rejoin that attempt's communicator. When any
 // failed or deleted pod of the attempt was disrupted, the attempt ended by that disruption: the
 // crashes of its peers that lost their communicator follow from it. A pod that vanished without
 // being seen disrupted counts as a failure (nothing tells why it went).
-std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, const std::vector<ObservedPod>& pods,
-                                                 int attempt, int replicas, bool id_published);
+std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, const observed::AttemptView& attempt,
+                                                 bool id_published);
 
 enum class FailureVerdict {
   kRestart,                // counts in status.restarts

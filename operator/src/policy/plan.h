@@ -1,8 +1,15 @@
-// Reconcile as a pure function: (job, observed children, now) -> Plan. The controller carries
-// out a Plan in a fixed order that keeps every crash point safe:
-//   1. ConfigMap: create/reset to status.attempt, or publish the id;
-//   2. status (a new attempt is recorded here, before any of its pods exists);
-//   3. delete pods;  4. create pods;  5. events;  6. delete the job (TTL).
+// Reconcile as a pure function: (job, observed children, now) -> Plan. The reconciler
+// (controller/reconciler.cc, Carry) carries out a Plan in a fixed order that keeps every crash
+// point safe:
+//   1. the per-job children (ServiceAccount, Role, RoleBinding, Service, the gang's scheduling
+//      Workload), and the Kueue Workload of a queued job;
+//   2. ConfigMap: create/reset to status.attempt, or publish the id (so a new attempt's
+//      ConfigMap never holds an old id by the time its pods exist);
+//   3. status (a new attempt is recorded here, before any of its pods exists; IdPublished is
+//      derived again from the ConfigMap if a crash loses it);
+//   4. events;  5. delete pods;  6. create pods;
+//   7. the Kueue Workload: marked Finished, its evicted quota released, or (spec.suspend)
+//      deactivated or activated again;  8. delete the job (TTL).
 // Names are reused: pod i of an attempt is created only once no pod holds its name; the id is
 // published only once no pod of another attempt is left.
 #pragma once
@@ -14,8 +21,9 @@
 
 #include "api/nccl_job.h"
 #include "desired/configmap.h"
-#include "policy/admission.h"
-#include "policy/observed.h"
+#include "observed/configmap.h"
+#include "observed/pod.h"
+#include "observed/workload.h"
 
 namespace ncclop::policy {
 
@@ -68,8 +76,8 @@ struct PodCreateVerdict {
 
 // A non-empty pod_create_verdict fails the job with its reason and message.
 // workload: the job's Kueue Workload (only read for a job with a queue name).
-Plan Decide(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& configmap,
-            api::Time now, const PodCreateVerdict& pod_create_verdict = {},
-            const ObservedWorkload& workload = ObservedWorkload{});
+Plan Decide(const api::NcclJob& job, const std::vector<observed::ObservedPod>& pods,
+            const observed::ObservedConfigMap& configmap, api::Time now, const PodCreateVerdict& pod_create_verdict = {},
+            const observed::ObservedWorkload& workload = observed::ObservedWorkload{});
 
 }  // namespace ncclop::policy

@@ -10,6 +10,22 @@ bool IsMalformedPod(const kube::Status& refusal) {
   return false;
 }
 
+bool IsRefusal(const kube::Status& status) {
+  return status.IsInvalid() || status.IsBadRequest() || status.IsForbidden();
+}
+
+CreateSummary SummarizeCreates(const std::vector<FailedCreate>& failures) {
+  CreateSummary out;
+  out.errors = static_cast<int>(failures.size());
+  for (const FailedCreate& f : failures) {
+    if (!IsRefusal(f.status)) continue;
+    if (!out.refused) out.first_error = f.status;
+    if (!out.refused || f.index < out.refused->index) out.refused = f;
+  }
+  if (!out.refused && !failures.empty()) out.first_error = failures.front().status;
+  return out;
+}
+
 std::string RefusalMessage(const std::string& pod, const kube::Status& refusal, std::size_t max_bytes) {
   std::string out = "the API server refused pod " + pod + ": " + refusal.message();
   if (out.size() > max_bytes) {

@@ -4,7 +4,9 @@
 // 400) may pass and is retried.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "kube/status.h"
 #include "policy/plan.h"
@@ -14,6 +16,26 @@ namespace ncclop::policy {
 // 422 Invalid with details.kind "Pod" (field validation), or 400 BadRequest "... cannot be
 // handled as a Pod" (decoding, e.g. a malformed quantity); never an admission webhook's answer.
 bool IsMalformedPod(const kube::Status& refusal);
+
+// A refusal of the request itself (Invalid, BadRequest, Forbidden): every other pod of the
+// attempt would be refused the same way, so a round of creates stops at the first.
+bool IsRefusal(const kube::Status& status);
+
+struct FailedCreate {
+  int index = 0;
+  kube::Status status;
+};
+
+struct CreateSummary {
+  kube::Status first_error;  // the first refusal, else the first error (ok when none failed)
+  int errors = 0;
+  // The refused create of the lowest index, so that every try reports the same pod (and a
+  // repeated event only bumps its count).
+  std::optional<FailedCreate> refused;
+};
+
+// What a round of pod creates amounts to, from its failures in the order they happened.
+CreateSummary SummarizeCreates(const std::vector<FailedCreate>& failures);
 
 // The refusal for status and events, cut to max_bytes (condition messages are bounded).
 std::string RefusalMessage(const std::string& pod, const kube::Status& refusal, std::size_t max_bytes = 4096);

@@ -6,20 +6,23 @@
 
 namespace ncclop::policy {
 
-RootIds CollectRootIds(const api::NcclJob& job, const std::vector<ObservedPod>& pods, int attempt) {
+RootIds CollectRootIds(const api::NcclJob& job, const observed::AttemptView& view) {
   const api::NcclJobSpec& spec = job.spec;
+  const int attempt = view.attempt;
   std::string list;
   for (int root_pod : contract::BootstrapRootPods(spec.bootstrap_roots, spec.replicas, spec.LocalWorldSize())) {
     const std::string name = contract::PodName(job.name, root_pod);
     auto missing = [&](const std::string& why) { return RootIds{std::nullopt, "root pod " + name + " " + why}; };
-    const ObservedPod* found = nullptr;
-    for (const ObservedPod& p : pods) {
-      if (p.name == name) found = &p;
+    auto it = view.by_index.find(root_pod);
+    if (it == view.by_index.end()) {
+      for (const observed::ObservedPod* stale : view.stale) {
+        if (stale->name == name) return missing("is of another attempt");
+      }
+      return missing("is not in the cache");
     }
-    if (found == nullptr) return missing("is not in the cache");
-    const ObservedPod& p = *found;
-    if (p.attempt != attempt) return missing("is of another attempt");
+    const observed::ObservedPod& p = *it->second;
     if (p.terminating) return missing("is being deleted");
+    if (p.failed) return missing("failed");
     if (p.unique_id.empty()) return missing("has not reported an id");
     if (p.unique_id_attempt != attempt) return missing("reported an id of another attempt");
     if (p.unique_id.find(contract::kIdListSeparator) != std::string::npos) return missing("reported more than one id");

@@ -2,8 +2,9 @@
 // alone by default): each root pod's sidecar annotates its own pod with its trainer's id, and the
 // list is published only once every root pod of the attempt has reported an id of that attempt,
 // in root order (contract/bootstrap_roots.h). Never a mix of attempts: a root pod of another
-// attempt or being deleted, or whose id is of another attempt, counts as not reported.
-// Pure; the full reconcile and the fast path (fast_publish.h) both use it.
+// attempt, being deleted or failed, or whose id is of another attempt, counts as not reported.
+// Pure; the publish rule (publish_rule.h), which both the full reconcile and the fast path ask,
+// uses it.
 #pragma once
 
 #include <optional>
@@ -11,7 +12,7 @@
 #include <vector>
 
 #include "api/nccl_job.h"
-#include "policy/observed.h"
+#include "observed/attempt.h"
 
 namespace ncclop::policy {
 
@@ -20,8 +21,8 @@ struct RootIds {
   std::string missing;              // when not set: the first root pod without a usable id, and why
 };
 
-// `pods` are the job's own pods (another job's of the same name are left out by the caller).
-RootIds CollectRootIds(const api::NcclJob& job, const std::vector<ObservedPod>& pods, int attempt);
+// `view` is the job's own pods (another job's of the same name left out) sorted for the attempt.
+RootIds CollectRootIds(const api::NcclJob& job, const observed::AttemptView& view);
 
 // The ConfigMap's list form of ids, parsed: one entry per root (empty entries kept, so a broken
 // list shows its length). Used by the tests and to count the ids the ConfigMap holds.

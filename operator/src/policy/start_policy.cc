@@ -1,17 +1,13 @@
 #include "policy/start_policy.h"
 
-#include <map>
-
 namespace ncclop::policy {
 
-std::optional<BlockedStart> FindBlockedStart(const std::vector<ObservedPod>& pods, int attempt, int replicas) {
-  std::map<int, const ObservedPod*> blocked;
-  for (const ObservedPod& p : pods) {
-    if (p.attempt == attempt && p.index >= 0 && p.index < replicas && !p.start_blocked_reason.empty()) blocked[p.index] = &p;
+std::optional<BlockedStart> FindBlockedStart(const observed::AttemptView& attempt) {
+  for (const auto& [index, p] : attempt.by_index) {
+    if (p->start_blocked_reason.empty()) continue;
+    return BlockedStart{p->name, p->start_blocked_reason, "pod " + p->name + " cannot start: " + p->start_blocked_detail};
   }
-  if (blocked.empty()) return std::nullopt;
-  const ObservedPod& p = *blocked.begin()->second;
-  return BlockedStart{p.name, p.start_blocked_reason, "pod " + p.name + " cannot start: " + p.start_blocked_detail};
+  return std::nullopt;
 }
 
 std::optional<api::Time> BlockedStartDeadline(const api::NcclJob& job) {

@@ -7,11 +7,10 @@
 
 #include <optional>
 #include <string>
-#include <vector>
 
 #include "api/nccl_job.h"
 #include "api/time.h"
-#include "policy/observed.h"
+#include "observed/attempt.h"
 
 namespace ncclop::policy {
 
@@ -21,8 +20,8 @@ struct BlockedStart {
   std::string detail;  // for people: "pod demo-1 cannot start: container trainer: ImagePullBackOff: ..."
 };
 
-// The lowest-index pod of `attempt` the cluster does not start, if any.
-std::optional<BlockedStart> FindBlockedStart(const std::vector<ObservedPod>& pods, int attempt, int replicas);
+// The lowest-index pod of the attempt the cluster does not start, if any.
+std::optional<BlockedStart> FindBlockedStart(const observed::AttemptView& attempt);
 
 // When an attempt with a blocked pod is given up: initTimeoutSeconds after the attempt started
 // (nullopt when the start time is unknown).

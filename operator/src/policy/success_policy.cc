@@ -1,15 +1,11 @@
 #include "policy/success_policy.h"
 
-#include <set>
-
 namespace ncclop::policy {
 
-bool AttemptSucceeded(const std::vector<ObservedPod>& pods, int attempt, int replicas) {
-  std::set<int> done;
-  for (const ObservedPod& p : pods) {
-    if (p.attempt == attempt && p.trainer_succeeded && !p.failed && p.index >= 0 && p.index < replicas) done.insert(p.index);
-  }
-  return static_cast<int>(done.size()) == replicas;
+bool AttemptSucceeded(const observed::AttemptView& attempt) {
+  int done = 0;
+  for (const auto& [index, pod] : attempt.by_index) done += pod->trainer_succeeded && !pod->failed;
+  return done == attempt.replicas;
 }
 
 }  // namespace ncclop::policy

@@ -2,12 +2,10 @@
 // does not count: it is stopped by the kubelet once the trainer is done.
 #pragma once
 
-#include <vector>
-
-#include "policy/observed.h"
+#include "observed/attempt.h"
 
 namespace ncclop::policy {
 
-bool AttemptSucceeded(const std::vector<ObservedPod>& pods, int attempt, int replicas);
+bool AttemptSucceeded(const observed::AttemptView& attempt);
 
 }  // namespace ncclop::policy

@@ -2,18 +2,17 @@
 
 namespace ncclop::status {
 
-Counts CountPods(const std::vector<policy::ObservedPod>& pods, int attempt) {
+Counts CountPods(const observed::AttemptView& attempt) {
   Counts c;
-  for (const policy::ObservedPod& p : pods) {
-    if (p.attempt != attempt) continue;
-    if (p.failed) {
+  for (const observed::ObservedPod* p : attempt.members) {
+    if (p->failed) {
       ++c.failed;
-    } else if (p.trainer_succeeded) {
+    } else if (p->trainer_succeeded) {
       ++c.succeeded;
-    } else if (!p.terminating) {
+    } else if (!p->terminating) {
       ++c.active;
-      if (p.ready) ++c.ready;
-      if (p.phase == "Running") ++c.running;
+      if (p->ready) ++c.ready;
+      if (p->phase == "Running") ++c.running;
     }
   }
   return c;

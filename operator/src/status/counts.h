@@ -2,9 +2,7 @@
 // leftovers of an earlier attempt say nothing about the current one.
 #pragma once
 
-#include <vector>
-
-#include "policy/observed.h"
+#include "observed/attempt.h"
 
 namespace ncclop::status {
 
@@ -16,6 +14,6 @@ struct Counts {
   int running = 0;
 };
 
-Counts CountPods(const std::vector<policy::ObservedPod>& pods, int attempt);
+Counts CountPods(const observed::AttemptView& attempt);
 
 }  // namespace ncclop::status

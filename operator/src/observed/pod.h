@@ -1,5 +1,5 @@
-// What the operator saw of a job's children, reduced to the facts the policies use. Built
-// from the informer cache; pure so the policies are tested with hand-made observations.
+// What the operator saw of a job's pod, reduced to the facts the policies use. Built from the
+// informer cache; pure, so the policies are tested with hand-made observations.
 #pragma once
 
 #include <optional>
@@ -8,9 +8,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "policy/disruption.h"
+#include "observed/disruption.h"
 
-namespace ncclop::policy {
+namespace ncclop::observed {
 
 struct ObservedPod {
   std::string name;
@@ -35,15 +35,6 @@ struct ObservedPod {
   bool Terminal() const { return failed || trainer_succeeded || phase == "Succeeded" || phase == "Failed"; }
 };
 
-struct ObservedConfigMap {
-  bool exists = false;
-  int attempt = 0;
-  bool has_id = false;
-  std::string published_at;
-  std::string job_uid;  // data.jobUID: a ConfigMap left by an earlier job of the same name differs
-};
-
 ObservedPod ObservePod(const nlohmann::json& pod, const std::string& trainer_container);
-ObservedConfigMap ObserveConfigMap(const nlohmann::json& configmap);
 
-}  // namespace ncclop::policy
+}  // namespace ncclop::observed

@@ -1,16 +1,13 @@
-#include "policy/disruption.h"
+#include "observed/disruption.h"
 
 #include <string_view>
 
-namespace ncclop::policy {
+#include "observed/fields.h"
+
+namespace ncclop::observed {
 namespace {
 
 using Json = nlohmann::json;
-
-std::string Str(const Json& obj, const char* key) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
-}
 
 struct Known {
   std::string_view reason;
@@ -56,15 +53,15 @@ std::optional<Disruption> DisruptionOf(const Json& pod_status) {
   if (!pod_status.is_object()) return std::nullopt;
   if (auto it = pod_status.find("conditions"); it != pod_status.end() && it->is_array()) {
     for (const Json& c : *it) {
-      if (!c.is_object() || Str(c, "type") != "DisruptionTarget" || Str(c, "status") != "True") continue;
-      const std::string reason = Str(c, "reason");
+      if (!c.is_object() || StringField(c, "type") != "DisruptionTarget" || StringField(c, "status") != "True") continue;
+      const std::string reason = StringField(c, "reason");
       if (const Known* k = Lookup(kConditionReasons, reason)) return Describe(*k);
       return Disruption{"Disruption", reason.empty() ? "disrupted" : "disrupted (" + reason + ")"};
     }
   }
-  if (Str(pod_status, "phase") != "Failed") return std::nullopt;
-  if (const Known* k = Lookup(kKubeletReasons, Str(pod_status, "reason"))) return Describe(*k);
+  if (StringField(pod_status, "phase") != "Failed") return std::nullopt;
+  if (const Known* k = Lookup(kKubeletReasons, StringField(pod_status, "reason"))) return Describe(*k);
   return std::nullopt;
 }
 
-}  // namespace ncclop::policy
+}  // namespace ncclop::observed

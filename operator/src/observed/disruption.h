@@ -1,7 +1,7 @@
 // Whether a pod ended because of something done to it (preempted, evicted, its node shut down
-// or went away) rather than by its own failure. Such an attempt is restarted without using
-// failurePolicy.maxRestarts; status.disruptions counts them (failurePolicy.maxDisruptions caps
-// them when set).
+// or went away) rather than by its own failure: a fact read from its status. Such an attempt
+// is restarted without using failurePolicy.maxRestarts (policy/failure_policy.h);
+// status.disruptions counts them (failurePolicy.maxDisruptions caps them when set).
 #pragma once
 
 #include <optional>
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace ncclop::policy {
+namespace ncclop::observed {
 
 struct Disruption {
   std::string kind;     // one word for events and metrics: Preemption, Eviction, NodeLost, NodeShutdown, ...
@@ -22,4 +22,4 @@ struct Disruption {
 // stopped), or the kubelet's own reasons on a Failed pod (Evicted, Preempting, node shutdown).
 std::optional<Disruption> DisruptionOf(const nlohmann::json& pod_status);
 
-}  // namespace ncclop::policy
+}  // namespace ncclop::observed

@@ -1,0 +1,30 @@
+// What the operator reads of a job's Kueue Workload (desired/workload.h): whether Kueue has
+// admitted it, why it still waits, whether it was evicted, whether it is marked finished, whether
+// it is active, the ResourceFlavors it was admitted to. Pure.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ncclop::observed {
+
+struct ObservedWorkload {
+  bool exists = false;
+  bool admitted = false;       // condition Admitted True and not Evicted
+  bool finished = false;       // condition Finished True
+  std::string cluster_queue;   // status.admission.clusterQueue
+  std::string waiting;         // why it waits: Kueue's QuotaReserved=False message, if any
+  std::string eviction;        // Evicted=True: "<reason>: <message>"
+  bool evicted = false;        // condition Evicted True
+  bool quota_reserved = false;  // condition QuotaReserved True
+  bool active = true;           // spec.active (false: deactivated, out of the queue)
+  bool deactivated_for_suspend = false;  // annotation nccl.dev/suspended: the operator deactivated it
+  // The ResourceFlavors of the admission (status.admission.podSetAssignments[].flavors), each once.
+  std::vector<std::string> flavors;
+};
+
+ObservedWorkload ObserveWorkload(const nlohmann::json& workload);
+
+}  // namespace ncclop::observed
