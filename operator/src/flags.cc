@@ -56,7 +56,7 @@ Usage: nccl-operator [flags]
   --sidecar-ephemeral-storage-limit=Q
   --log-format=text|json             (default text)
   --log-level=debug|info|warn|error  (default info)
-  --concurrency=N                    jobs reconciled in parallel, 1..64 (default 16)
+  --concurrency=N                    jobs reconciled in parallel, 1..64 (default 4)
   -h, --help                         this text
 
 SIGTERM or SIGINT: stop workers, release the Lease, exit 0.

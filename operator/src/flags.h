@@ -21,10 +21,7 @@ struct Flags {
   desired::PodOptions pod;  // --sidecar-*
   logging::Format log_format = logging::Format::kText;
   logging::Level log_level = logging::Level::kInfo;
-  // Jobs reconciled at once. A reconcile waits on a dozen round trips (children, ConfigMap,
-  // status, pods), so with 4 workers 500 jobs created at once queued behind them (bench/scale:
-  // work-queue depth 496, the workers busy the whole time, the cluster not).
-  int concurrency = 16;
+  int concurrency = 4;
   bool help = false;
 };
 

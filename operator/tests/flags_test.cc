@@ -14,7 +14,7 @@ TEST(Flags, Defaults) {
   EXPECT_EQ(f->pod.sidecar_resources.memory_limit, "64Mi");
   EXPECT_EQ(f->namespace_, "");
   EXPECT_FALSE(f->leader_elect);
-  EXPECT_EQ(f->concurrency, 16);
+  EXPECT_EQ(f->concurrency, 4);
   EXPECT_EQ(f->metrics_bind_address, ":8080");
 }
 

@@ -20,7 +20,7 @@ namespace ncclop::controller {
 
 struct ControllerOptions {
   std::string namespace_;  // "" = all namespaces
-  int concurrency = 16;
+  int concurrency = 4;
   desired::PodOptions pod_options;
 };
 

@@ -181,7 +181,7 @@ def test_defaults():
     args = check_deployment(one(objs, "Deployment", where), where)
     for flag in ("--namespace=", "--leader-elect", "--leader-election-id=nccl-operator-leader", "--metrics-bind-address=:8080",
                  "--health-probe-bind-address=:8081", "--sidecar-image=nccl-sidecar:0.1.0",
-                 "--log-format=json", "--log-level=info", "--concurrency=16"):
+                 "--log-format=json", "--log-level=info", "--concurrency=4"):
         check(flag in args, f"{where}: flag {flag} missing from {args}")
     service = one(objs, "Service", where)
     check(service["spec"]["ports"][0]["targetPort"] == "metrics", f"{where}: metrics Service port")
