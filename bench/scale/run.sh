@@ -84,7 +84,7 @@ rules:
 - level: Metadata
 YAML
 audit=$work/audit.log
-CONTROLPLANE_APISERVER_FLAGS="--audit-policy-file=$work/audit-policy.yaml --audit-log-path=$audit --audit-log-format=json --audit-log-maxsize=0" \
+CONTROLPLANE_APISERVER_FLAGS="--audit-policy-file=$work/audit-policy.yaml --audit-log-path=$audit --audit-log-format=json --audit-log-maxsize=100000" \
 CONTROLPLANE_CONTROLLER_MANAGER_FLAGS="--kube-api-qps=200 --kube-api-burst=400" \
   "$root/tests/controlplane/controlplane.sh" up --dir "$cp_dir" >/dev/null
 # shellcheck source=/dev/null

@@ -290,7 +290,7 @@ class Audit:
         """Requests by "who verb"; with_latency, also the API server's own time for them
         (stageTimestamp - requestReceivedTimestamp), p50/p99 by "who verb"."""
         counts, seconds = {}, {}
-        if not self.path:
+        if not self.path or end < start:  # no log, or the API server rotated it in between
             return (counts, {}) if with_latency else counts
         with open(self.path, "rb") as f:
             f.seek(start)
