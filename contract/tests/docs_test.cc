@@ -40,7 +40,7 @@ TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
   for (std::string_view name : {kLabelJobName, kLabelIndex, kLabelAttempt, kAnnotationUniqueId,
                                 kAnnotationUniqueIdAttempt, kAnnotationTrainerContainer, kDataAttempt, kDataUniqueId,
                                 kDataJobUid, kDataPublishedAt, kSidecarContainerName, kPathId, kPathInfo,
-                                kPathHealthz, kPathReadyz, kLabelKueueQueueName, kPathRootId, kAnnotationSuspended,
+                                kPathHealthz, kPathReadyz, kLabelKueueQueueName, kLabelKueuePriorityClass, kPathRootId, kAnnotationSuspended,
                                 kGangPodGroup}) {
     ExpectQuoted(doc, name);
   }

@@ -91,11 +91,17 @@ prevention): get/list/watch on configmaps and get/patch on pods are therefore in
   verbs: [get, list, create, patch, delete]
 {{- end }}
 
-{{/* Cluster-scoped reads: the ResourceFlavors Kueue admits a job with (their nodeLabels and tolerations go on the pods). */}}
+{{/* Cluster-scoped reads: the ResourceFlavors Kueue admits a job with (their nodeLabels and
+tolerations go on the pods); the priority classes a queued job's Workload takes its priority from
+(the WorkloadPriorityClass of its label, else its pods' PriorityClass, else the globalDefault one:
+list). */}}
 {{- define "nccl-operator.clusterReadRules" -}}
 - apiGroups: [kueue.x-k8s.io]
-  resources: [resourceflavors]
+  resources: [resourceflavors, workloadpriorityclasses]
   verbs: [get]
+- apiGroups: [scheduling.k8s.io]
+  resources: [priorityclasses]
+  verbs: [get, list]
 {{- end }}
 
 {{/* The operator flags extraArgs sets, as JSON {"log-level": true, ...}. */}}

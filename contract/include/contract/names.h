@@ -25,6 +25,8 @@ inline constexpr std::string_view kAnnotationTrainerContainer = "nccl.dev/traine
 
 // Kueue (README, "Shared clusters"): a job labelled with a queue is admitted through a Workload.
 inline constexpr std::string_view kLabelKueueQueueName = "kueue.x-k8s.io/queue-name";
+// The WorkloadPriorityClass that gives the job's Workload its priority (desired/workload_priority.h).
+inline constexpr std::string_view kLabelKueuePriorityClass = "kueue.x-k8s.io/priority-class";
 // On a Kueue Workload the operator deactivated because its job is suspended (policy/admission.h).
 inline constexpr std::string_view kAnnotationSuspended = "nccl.dev/suspended";
 

@@ -269,6 +269,7 @@ kube::Result<NcclJob> ParseNcclJob(const Json& object) {
   }
   if (auto labels = md.find("labels"); labels != md.end() && labels->is_object()) {
     job.queue_name = StringAt(*labels, std::string(contract::kLabelKueueQueueName).c_str());
+    job.workload_priority_class = StringAt(*labels, std::string(contract::kLabelKueuePriorityClass).c_str());
   }
   if (job.name.empty() || job.namespace_.empty() || job.uid.empty()) {
     return kube::Status::Local("InvalidObject", "NcclJob metadata needs name, namespace and uid");

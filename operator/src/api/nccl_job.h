@@ -130,6 +130,8 @@ struct NcclJob {
   std::string misplaced_trainer_annotation;
   // Label kueue.x-k8s.io/queue-name: the job waits for Kueue to admit its Workload.
   std::string queue_name;
+  // Label kueue.x-k8s.io/priority-class: the WorkloadPriorityClass of that Workload.
+  std::string workload_priority_class;
   NcclJobSpec spec;
   NcclJobStatus status;
 };

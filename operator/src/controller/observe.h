@@ -18,6 +18,8 @@ inline const kube::Resource kNcclJobs{"nccl.dev", "v1alpha1", "nccljobs", true};
 inline const kube::Resource kKueueWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", true};
 inline const kube::Resource kKueueResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
 inline const kube::Resource kSchedulingWorkloads{"scheduling.k8s.io", "v1alpha1", "workloads", true};
+inline const kube::Resource kKueueWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false};
+inline const kube::Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false};
 
 struct Caches {
   const kube::Informer* jobs;

@@ -14,6 +14,7 @@
 #include "controller/observe.h"
 #include "controller/reconcile_result.h"
 #include "desired/pod.h"
+#include "desired/workload_priority.h"
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "metrics/metrics.h"
@@ -45,6 +46,10 @@ class Reconciler {
   // Kueue (controller/workload.cc).
   observed::ObservedWorkload ObserveWorkload(const api::NcclJob& job) const;
   kube::Status EnsureWorkload(const api::NcclJob& job);
+  // The priority the Workload gets (desired/workload_priority.h), from the class read now.
+  kube::Result<desired::WorkloadPriority> ReadWorkloadPriority(const desired::PriorityClassToRead& what) const;
+  // A Workload whose job's label now names another WorkloadPriorityClass follows it.
+  kube::Status FollowPriorityLabel(const api::NcclJob& job, const nlohmann::json& workload);
   kube::Status FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish);
   kube::Status ReleaseWorkloadQuota(const api::NcclJob& job);
   kube::Status SetWorkloadActive(const api::NcclJob& job, bool active);

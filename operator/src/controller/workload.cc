@@ -1,11 +1,14 @@
 // The Kueue Workload of a job in a queue (desired/workload.h, observed/workload.h,
-// policy/admission.h): created once, marked Finished when the job ends so Kueue releases its
-// quota; after an eviction, its quota reservation is cleared once the job's pods are gone, so
-// Kueue queues it again.
+// policy/admission.h): created once, with the priority of its class
+// (desired/workload_priority.h: read then, and again when the job's priority-class label names
+// another WorkloadPriorityClass); marked Finished when the job ends so Kueue releases its quota;
+// after an eviction, its quota reservation is cleared once the job's pods are gone, so Kueue
+// queues it again.
 #include "contract/names.h"
 #include "api/time.h"
 #include "controller/reconciler.h"
 #include "desired/workload.h"
+#include "desired/workload_priority.h"
 #include "logging/log.h"
 #include "observed/ownership.h"
 #include "observed/workload.h"
@@ -22,12 +25,60 @@ observed::ObservedWorkload Reconciler::ObserveWorkload(const api::NcclJob& job) 
   return observed::OwnedBy(*cached, job.uid) ? observed::ObserveWorkload(*cached) : observed::ObservedWorkload{};
 }
 
+kube::Result<desired::WorkloadPriority> Reconciler::ReadWorkloadPriority(const desired::PriorityClassToRead& what) const {
+  using Kind = desired::PriorityClassToRead::Kind;
+  std::vector<Json> classes;
+  if (what.kind == Kind::kDefault) {
+    auto listed = client_->List(kPriorityClasses, "");
+    if (!listed.ok()) return listed.status();
+    classes = std::move(listed->items);
+  } else {
+    const bool workload_class = what.kind == Kind::kWorkloadPriorityClass;
+    auto got = client_->Get(workload_class ? kKueueWorkloadPriorityClasses : kPriorityClasses, "", what.name);
+    if (got.status().IsNotFound()) {
+      return kube::Status::Local(
+          "PriorityClassNotFound",
+          workload_class ? "WorkloadPriorityClass " + what.name + " (the job's label " +
+                               std::string(contract::kLabelKueuePriorityClass) + ") does not exist: no Workload until it does"
+                         : "PriorityClass " + what.name + " (the template's priorityClassName) does not exist: no Workload until it does");
+    }
+    if (!got.ok()) return got.status();
+    classes.push_back(std::move(*got));
+  }
+  return desired::PriorityFrom(what, classes);
+}
+
+kube::Status Reconciler::FollowPriorityLabel(const api::NcclJob& job, const Json& workload) {
+  if (!observed::OwnedBy(workload, job.uid)) return kube::Status::Ok();
+  auto follow = desired::WorkloadPriorityClassToFollow(job, workload, observed::ObserveWorkload(workload).quota_reserved);
+  if (!follow) return kube::Status::Ok();
+  const desired::PriorityClassToRead what{desired::PriorityClassToRead::Kind::kWorkloadPriorityClass, *follow};
+  auto priority = ReadWorkloadPriority(what);
+  if (!priority.ok()) return priority.status();
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kMerge,
+                                desired::SetPriorityPatch(workload, *priority));
+  if (patched.ok()) {
+    logging::Info("controller", "the Kueue Workload follows the job's priority-class label",
+                  {{"job", observed::JobKey(job.namespace_, job.name)}, {"workloadPriorityClass", *follow},
+                   {"priority", std::to_string(priority->priority)}});
+  }
+  if (patched.ok() || patched.status().IsNotFound()) return kube::Status::Ok();
+  return patched.status();  // a conflict (the cache was behind) is retried with backoff
+}
+
 kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
-  if (caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name))) return kube::Status::Ok();
-  auto created = client_->Create(kKueueWorkloads, job.namespace_, desired::Workload(job, pod_options_));
+  if (kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name))) {
+    return FollowPriorityLabel(job, *cached);
+  }
+  Json workload = desired::Workload(job, pod_options_);
+  auto priority = ReadWorkloadPriority(desired::PriorityClassOf(job));
+  if (!priority.ok()) return priority.status();
+  desired::SetPriority(workload, *priority);
+  auto created = client_->Create(kKueueWorkloads, job.namespace_, workload);
   if (created.ok()) {
     logging::Info("controller", "created the Kueue Workload",
-                  {{"job", observed::JobKey(job.namespace_, job.name)}, {"queue", job.queue_name}});
+                  {{"job", observed::JobKey(job.namespace_, job.name)}, {"queue", job.queue_name},
+                   {"priority", std::to_string(priority->priority)}});
   }
   if (created.ok() || created.status().IsAlreadyExists()) return kube::Status::Ok();
   return created.status();

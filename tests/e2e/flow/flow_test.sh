@@ -13,7 +13,10 @@
 #               evicted by Kueue (Workload deactivated), it has no pod and releases its quota,
 #               and once reactivated runs attempt 2 (a disruption, not a restart) to Succeeded
 #               the admitted ResourceFlavor's nodeLabels and tolerations are on the pods; suspending an
-#               admitted job deactivates its Workload and gives the quota back, resuming runs attempt 2
+#               admitted job deactivates its Workload and gives the quota back, resuming runs attempt 2;
+#               Workload priorities: from the job's kueue.x-k8s.io/priority-class WorkloadPriorityClass
+#               (1000) or the pods' PriorityClass (10); of two jobs waiting behind a running one the
+#               later, higher one is admitted first
 #   schedule    a real kube-scheduler (its own profile, kept to this test's node, gates GenericWorkload
 #               and GangScheduling) on a node with room for 5 pods, 2 taken (the operator and a
 #               filler pod): a 4-pod job with gangScheduling Disabled binds 3 and 1 is Unschedulable;
@@ -109,6 +112,8 @@ cleanup() {
   if [ -n "$kueue_cq" ]; then
     "$kubectl" delete clusterqueue "$kueue_cq" --wait=false >/dev/null 2>&1 || true
     "$kubectl" delete resourceflavor "$kueue_cq" --wait=false >/dev/null 2>&1 || true
+    "$kubectl" delete workloadpriorityclass "$kueue_cq-high" --wait=false >/dev/null 2>&1 || true
+    "$kubectl" delete priorityclass "$kueue_cq-low" --wait=false >/dev/null 2>&1 || true
     "$flow_root/tests/kueue/kueue.sh" down --dir "$CONTROLPLANE_DIR" || true
   fi
   "$kubectl" delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
@@ -300,14 +305,15 @@ YAML
   # admits nothing that requests a resource its ClusterQueue does not cover: the sidecar asks
   # for ephemeral storage too.
   # Trainers get the id, then run until SIGUSR1 (exit 0).
-  queued_job() {
-    job_labels="{kueue.x-k8s.io/queue-name: q}" job_spec="  initTimeoutSeconds: 60
+  queued_job() {  # queued_job <name> [more labels, flow mapping entries]
+    job_labels="{kueue.x-k8s.io/queue-name: q${2:+, $2}}" job_spec="  initTimeoutSeconds: 60
   failurePolicy: {maxRestarts: 2, backoffSeconds: 1}" trainer_extra='        resources: {requests: {cpu: "1"}}' \
       nccl_job "$1" '[/bin/sh, -c, '"'"'trap "exit 0" USR1; nccl-allreduce --linger-seconds 0 || exit 1; while :; do sleep 1; done'"'"']'
   }
   state_of() { nj "$1" '{.status.state}/{.status.attempt}'; }
   # wl_cond <job> <type>: the status of that condition of the job's Kueue Workload
   wl_cond() { k get workloads.kueue.x-k8s.io "nccljob-$1" -o "jsonpath={.status.conditions[?(@.type==\"$2\")].status}"; }
+  waits_in_queue() { nj "$1" '{.status.conditions[?(@.type=="Admitted")].message}' | grep -q 'waiting for admission in queue q'; }
   state_and_pods() { echo "$(nj "$1" '{.status.state}')/$(pods_of "$1")"; }
   running_pods_of() { k get pods -l "nccl.dev/job-name=$1" --field-selector=status.phase=Running -o name | wc -l; }
   finish() {  # finish <job>: SIGUSR1 to every trainer of the current attempt
@@ -316,8 +322,7 @@ YAML
   queued_job first
   wait_for 60 "first admitted and Running" nj_is first '{.status.state}/{.status.attempt}' Running/1
   queued_job second
-  wait_for 30 "second says: waiting for admission in queue q" sh -c \
-    "'$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.conditions[?(@.type==\"Admitted\")].message}' | grep -q 'waiting for admission in queue q'"
+  wait_for 30 "second says: waiting for admission in queue q" waits_in_queue second
   check "second has no pod while first runs" "$(pods_of second)" 0
   check "second is Pending" "$(state_of second)" Pending/0
   contains "describe second: waiting for admission" "$(k describe nj second)" "waiting for admission in queue q"
@@ -349,8 +354,7 @@ YAML
   wait_for 60 "second's quota reservation cleared (QuotaReserved False)" is False wl_cond second QuotaReserved
   check "second's Workload has no admission" "$(k get workloads.kueue.x-k8s.io nccljob-second -o 'jsonpath={.status.admission}')" ""
   check "second has no pod while evicted" "$(pods_of second)" 0
-  wait_for 30 "second says: waiting for admission in queue q" sh -c \
-    "'$kubectl' -n '$ns' get nj second -o 'jsonpath={.status.conditions[?(@.type==\"Admitted\")].message}' | grep -q 'waiting for admission in queue q'"
+  wait_for 30 "second says: waiting for admission in queue q" waits_in_queue second
   check "second: no attempt 2 while evicted" "$(nj second '{.status.attempt}')" 1
   check "second has still no pod" "$(pods_of second)" 0
   k patch workloads.kueue.x-k8s.io nccljob-second --type merge -p '{"spec":{"active":true}}' >/dev/null \
@@ -384,6 +388,42 @@ YAML
   wait_ids third 2
   finish third
   wait_for 60 "third Succeeded" state_is third Succeeded
+  # Priorities, as Kueue's own integrations give them: the job's kueue.x-k8s.io/priority-class
+  # label names a WorkloadPriorityClass, else the pods' priorityClassName a PriorityClass. Of two
+  # jobs waiting behind a running one, the later but higher one is admitted first (with both at
+  # priority 0, Kueue would take the older first).
+  cat <<YAML | "$kubectl" apply -f - >/dev/null
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: $kueue_cq-high}
+value: 1000
+---
+apiVersion: scheduling.k8s.io/v1
+kind: PriorityClass
+metadata: {name: $kueue_cq-low}
+value: 10
+YAML
+  queued_job hold
+  wait_for 60 "hold admitted and Running" nj_is hold '{.status.state}/{.status.attempt}' Running/1
+  pod_spec="      priorityClassName: $kueue_cq-low" queued_job low
+  wait_for 30 "low says: waiting for admission in queue q" waits_in_queue low
+  queued_job high "kueue.x-k8s.io/priority-class: $kueue_cq-high"
+  wl_priority() { k get workloads.kueue.x-k8s.io "nccljob-$1" -o 'jsonpath={.spec.priority}/{.spec.priorityClassRef.kind}/{.spec.priorityClassRef.name}'; }
+  wait_for 30 "high's Workload: priority 1000 from its label's WorkloadPriorityClass" \
+    is "1000/WorkloadPriorityClass/$kueue_cq-high" wl_priority high
+  check "low's Workload: priority 10 from its pods' PriorityClass" "$(wl_priority low)" "10/PriorityClass/$kueue_cq-low"
+  check "low has no pod while hold runs" "$(pods_of low)" 0
+  check "high has no pod while hold runs" "$(pods_of high)" 0
+  wait_ids hold 1
+  finish hold
+  wait_for 60 "hold Succeeded" state_is hold Succeeded
+  wait_for 60 "high, queued after low, is admitted first: Running" nj_is high '{.status.state}/{.status.attempt}' Running/1
+  check "low still has no pod" "$(pods_of low)" 0
+  check "low still waits" "$(state_of low)" Pending/0
+  wait_ids high 1
+  finish high
+  wait_for 60 "then low: Running" nj_is low '{.status.state}/{.status.attempt}' Running/1
+  check "low's pods have their PriorityClass" "$(k get pod low-0 -o 'jsonpath={.spec.priorityClassName}/{.spec.priority}')" "$kueue_cq-low/10"
   ;;
 schedule)
   # kube-scheduler from the control plane's pinned module, with a profile of this test's own

@@ -37,8 +37,11 @@ OPERATOR_RULES = {
     ("kueue.x-k8s.io", "workloads/status"): {"patch"},  # Finished at the job's end
     ("scheduling.k8s.io", "workloads"): {"get", "list", "create", "patch", "delete"},  # native gang scheduling
 }
-# Cluster-scoped reads: the ResourceFlavors Kueue admits a job with (their nodeLabels and tolerations).
-CLUSTER_READ_RULES = {("kueue.x-k8s.io", "resourceflavors"): {"get"}}
+# Cluster-scoped reads: the ResourceFlavors Kueue admits a job with (their nodeLabels and tolerations),
+# the priority classes its Workload's priority comes from (list: the globalDefault PriorityClass).
+CLUSTER_READ_RULES = {("kueue.x-k8s.io", "resourceflavors"): {"get"},
+                      ("kueue.x-k8s.io", "workloadpriorityclasses"): {"get"},
+                      ("scheduling.k8s.io", "priorityclasses"): {"get", "list"}}
 # The per-job Role the operator creates; it may only grant what the operator holds.
 JOB_ROLE_RULES = {("", "configmaps"): {"get", "list", "watch"}, ("", "pods"): {"get", "patch"}}
 
