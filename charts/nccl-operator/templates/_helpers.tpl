@@ -85,10 +85,11 @@ prevention): get/list/watch on configmaps and get/patch on pods are therefore in
   resources: [workloads/status]
   verbs: [patch]
 # Native gang scheduling (Kubernetes 1.35+, only used where the cluster serves it): one Workload
-# per job; delete only replaces one of another shape left by a deleted job of the same name.
+# per job, watched so that one deleted by hand is made again; delete only replaces one of another
+# shape left by a deleted job of the same name.
 - apiGroups: [scheduling.k8s.io]
   resources: [workloads]
-  verbs: [get, list, create, patch, delete]
+  verbs: [get, list, watch, create, patch, delete]
 {{- end }}
 
 {{/* Cluster-scoped reads: the ResourceFlavors Kueue admits a job with (their nodeLabels and

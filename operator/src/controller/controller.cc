@@ -102,8 +102,13 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   configmaps_->AddEventHandlers(owner_handlers);
   if (workloads_) workloads_->AddEventHandlers(owner_handlers);
 
-  Caches caches{jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(),
-                ServesSchedulingWorkloads(*client, options_.namespace_)};
+  const bool gang_served = ServesSchedulingWorkloads(*client, options_.namespace_);
+  if (gang_served) {
+    child_opts.name = "scheduling-workloads";
+    scheduling_workloads_ = std::make_unique<kube::Informer>(client, kSchedulingWorkloads, child_opts);
+    scheduling_workloads_->AddEventHandlers(owner_handlers);
+  }
+  Caches caches{jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(), gang_served, scheduling_workloads_.get()};
   reconciler_ = std::make_unique<Reconciler>(client, caches, options_.pod_options, metrics_);
   publisher_ = std::make_unique<Publisher>(client, caches, metrics_);
 }
@@ -126,10 +131,11 @@ void Controller::Start() {
   pods_->Start();
   configmaps_->Start();
   if (workloads_) workloads_->Start();
+  if (scheduling_workloads_) scheduling_workloads_->Start();
   // Workers start only on full caches: a reconcile on a half-listed cache would create pods
   // that already exist or miss a published id.
   starter_ = std::jthread([this](std::stop_token stop) {
-    for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get()}) {
+    for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(), scheduling_workloads_.get()}) {
       while (inf && !stop.stop_requested() && !inf->WaitForSync(std::chrono::milliseconds(500))) {
       }
     }
@@ -205,6 +211,7 @@ void Controller::Stop() {
   pods_->Stop();
   configmaps_->Stop();
   if (workloads_) workloads_->Stop();
+  if (scheduling_workloads_) scheduling_workloads_->Stop();
 }
 
 std::size_t Controller::QueueDepth() const { return queue_.Len(); }

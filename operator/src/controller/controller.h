@@ -52,6 +52,7 @@ class Controller {
   std::unique_ptr<kube::Informer> pods_;
   std::unique_ptr<kube::Informer> configmaps_;
   std::unique_ptr<kube::Informer> workloads_;  // only when Kueue is served
+  std::unique_ptr<kube::Informer> scheduling_workloads_;  // only when native gang scheduling is served
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<Publisher> publisher_;
   std::atomic<bool> synced_{false};

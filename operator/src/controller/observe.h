@@ -27,8 +27,9 @@ struct Caches {
   const kube::Informer* configmaps;  // filtered to the job label
   const kube::Informer* workloads = nullptr;  // Kueue Workloads (job label); null: Kueue not served
   // Whether the API server served scheduling.k8s.io/v1alpha1 Workloads at start (native gang
-  // scheduling, desired/gang.h). No cache: the operator only creates them.
+  // scheduling, desired/gang.h), and then their cache (job label): one deleted by hand is made again.
   bool scheduling_workloads_served = false;
+  const kube::Informer* scheduling_workloads = nullptr;
 };
 inline constexpr const char* kPodsByJob = "job";
 

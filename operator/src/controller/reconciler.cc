@@ -183,10 +183,14 @@ void Reconciler::Forget(const std::string& key) {
 
 ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   const std::string key = observed::JobKey(job.namespace_, job.name);
+  bool ensured = false;
   {
     std::lock_guard<std::mutex> lock(ensured_mu_);
-    if (auto it = ensured_.find(key); it != ensured_.end() && it->second == job.uid) return ReconcileResult::Done();
+    auto it = ensured_.find(key);
+    ensured = it != ensured_.end() && it->second == job.uid;
   }
+  // The others are made once a process; the gang Workload again whenever it is gone.
+  if (ensured) return GangWorkloadMissing(job) ? EnsureSchedulingWorkload(job) : ReconcileResult::Done();
   const std::string& ns = job.namespace_;
   // A template naming its own ServiceAccount keeps it (desired/rbac.h): no per-job one is made.
   if (desired::UsesJobServiceAccount(job)) {

@@ -57,6 +57,8 @@ class Reconciler {
   kube::Result<std::vector<nlohmann::json>> AdmittedFlavors(const api::NcclJob& job) const;
   // Native gang scheduling (controller/gang.cc).
   bool UsesGang(const api::NcclJob& job) const;
+  // A gang-scheduled job whose Workload is not in the cache (deleted by hand, or not seen yet).
+  bool GangWorkloadMissing(const api::NcclJob& job) const;
   ReconcileResult EnsureSchedulingWorkload(const api::NcclJob& job);
 
   std::shared_ptr<kube::Client> client_;

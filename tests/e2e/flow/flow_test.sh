@@ -22,7 +22,8 @@
 #               filler pod): a 4-pod job with gangScheduling Disabled binds 3 and 1 is Unschedulable;
 #               the same job gang scheduled (Auto: the API server serves scheduling.k8s.io Workloads)
 #               binds none while 3 wait for the 4th; once the filler is deleted all 4 bind together
-#               and the job succeeds; deleting it deletes its Workload
+#               and the job succeeds; deleting it deletes its Workload; the Workload deleted by hand
+#               while the pods wait is made again by the operator
 #   evict       one pod is evicted through the Eviction API mid-run: attempt 2 with restarts 0 and
 #               disruptions 1; the Restarting event says it was an eviction
 #   cleanup     deleting the job removes its pods, ConfigMap, Service and RBAC; helm uninstall
@@ -509,6 +510,18 @@ YAML
   wait_for 60 "the 4th is Unschedulable: Too many pods" unschedulable_said gang "Too many pods"
   check "no pod of gang is bound" "$(bound gang)" 0
   check "gang is not Running" "$(nj gang '{.status.state}')" Pending
+
+  # The gang Workload deleted by hand (while its pods wait for it) is made again by the
+  # operator, owned by the job, and the pods still wait for their whole gang.
+  old_uid=$(k get workloads.scheduling.k8s.io gang -o 'jsonpath={.metadata.uid}')
+  k delete workloads.scheduling.k8s.io gang --wait=true --timeout=60s >/dev/null && pass "gang's Workload deleted by hand" \
+    || fail "cannot delete gang's Workload"
+  gang_uid() { k get workloads.scheduling.k8s.io gang -o 'jsonpath={.metadata.uid}' 2>/dev/null; }
+  gang_remade() { local uid; uid=$(gang_uid); [ -n "$uid" ] && [ "$uid" != "$old_uid" ]; }
+  wait_for 60 "the operator makes the gang Workload again" gang_remade
+  check "the new Workload is owned by the job, one pod group of minCount 4" \
+    "$(k get workloads.scheduling.k8s.io gang -o 'jsonpath={.metadata.ownerReferences[0].name}/{.spec.podGroups[0].policy.gang.minCount}')" gang/4
+  check "still no pod of gang is bound" "$(bound gang)" 0
 
   # Room for the 4th: kube-scheduler lets the whole gang through at once, then all 4 are bound.
   k delete pod filler --wait=false >/dev/null
