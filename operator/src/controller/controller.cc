@@ -11,35 +11,35 @@ namespace {
 
 std::string JobLabelSelector() { return std::string(contract::kLabelJobName); }  // "has the label"
 
-// Whether the API server serves Kueue's Workloads (and lets us list them): only then are jobs
-// labelled kueue.x-k8s.io/queue-name admitted through a Workload. Checked once, at start.
-bool ServesKueueWorkloads(kube::Client& client, const std::string& ns) {
+// Whether the API server serves `resource` and lets us list it (ours only: the informer lists them
+// again at once), logged either way. Checked once, at start, for the optional APIs below.
+bool ServesResource(kube::Client& client, const std::string& ns, const kube::Resource& resource,
+                    const char* served, const char* not_served) {
   kube::ListOptions options;
-  options.label_selector = JobLabelSelector();  // ours only: the informer lists them again at once
-  auto listed = client.List(kKueueWorkloads, ns, options);
+  options.label_selector = JobLabelSelector();
+  auto listed = client.List(resource, ns, options);
   if (listed.ok()) {
-    logging::Info("controller", "Kueue Workloads are served: jobs with a queue label wait for admission");
+    logging::Info("controller", served);
     return true;
   }
-  logging::Info("controller", "Kueue Workloads are not served (or not allowed): the queue label is ignored",
-                {{"error", listed.status().ToString()}});
+  logging::Info("controller", not_served, {{"error", listed.status().ToString()}});
   return false;
 }
 
-// Whether the API server serves scheduling.k8s.io/v1alpha1 Workloads (Kubernetes 1.35+ with
-// the GenericWorkload gate) and lets us list them: then jobs with spec.gangScheduling Auto are
-// gang scheduled (desired/gang.h). Checked once, at start.
+// Kueue's Workloads: only then are jobs labelled kueue.x-k8s.io/queue-name admitted through a Workload.
+bool ServesKueueWorkloads(kube::Client& client, const std::string& ns) {
+  return ServesResource(client, ns, kKueueWorkloads,
+                        "Kueue Workloads are served: jobs with a queue label wait for admission",
+                        "Kueue Workloads are not served (or not allowed): the queue label is ignored");
+}
+
+// scheduling.k8s.io/v1alpha1 Workloads (Kubernetes 1.35+ with the GenericWorkload gate): then jobs
+// with spec.gangScheduling Auto are gang scheduled (desired/gang.h).
 bool ServesSchedulingWorkloads(kube::Client& client, const std::string& ns) {
-  kube::ListOptions options;
-  options.label_selector = JobLabelSelector();  // ours only
-  auto listed = client.List(kSchedulingWorkloads, ns, options);
-  if (listed.ok()) {
-    logging::Info("controller", "scheduling.k8s.io/v1alpha1 Workloads are served: jobs are gang scheduled (spec.gangScheduling Auto)");
-    return true;
-  }
-  logging::Info("controller", "scheduling.k8s.io/v1alpha1 Workloads are not served (or not allowed): no native gang scheduling",
-                {{"error", listed.status().ToString()}});
-  return false;
+  return ServesResource(
+      client, ns, kSchedulingWorkloads,
+      "scheduling.k8s.io/v1alpha1 Workloads are served: jobs are gang scheduled (spec.gangScheduling Auto)",
+      "scheduling.k8s.io/v1alpha1 Workloads are not served (or not allowed): no native gang scheduling");
 }
 
 // The reconcile queue reports adds and waits (ncclop_workqueue_*).
