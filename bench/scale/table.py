@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Markdown tables of bench/scale/run.sh's results.jsonl: one table per scenario, each size and
-controller a column."""
+controller a column; then, for a controller measured at two sizes, how each figure grew from the
+smaller size to the larger (the larger's value over the smaller's)."""
 import json
 import sys
 
@@ -29,6 +30,30 @@ def per(r, phase, who, writes_only, divide_by):
     return n / divide_by if divide_by else None
 
 
+def pods_of(r, phase):
+    """Pods the controller made in a phase: every pod of every job (churn: of the jobs it ran)."""
+    if phase == "churn":
+        jobs = dig(r, "churn", "jobs")
+        return jobs * r.get("replicas", 8) if jobs else None
+    return r.get("pods")
+
+
+def first_number(cell):
+    """The first figure of a cell ("68.2 / 70.1" -> 68.2), or None for "—" and text."""
+    try:
+        return float(cell.split(" ")[0])
+    except (ValueError, AttributeError):
+        return None
+
+
+def growth(small, large):
+    """The larger size's figure over the smaller's ("x9.8"), or "—" where either is missing or 0."""
+    a, b = first_number(small), first_number(large)
+    if a is None or b is None or a == 0:
+        return "—"
+    return f"x{b / a:.1f}"
+
+
 def rows_for(r):
     jobs = r.get("jobs") or dig(r, "churn", "jobs") or 1
     who = ("operator",) if r["controller"] == "operator" else ("jobset", "jobctl")
@@ -43,6 +68,9 @@ def rows_for(r):
                 out.append((f"{label}: all pods {what} p50 / p99 (s)" if what != "id" else f"{label}: id published p50 / p99 (s)",
                             f"{fmt(t['p50'])} / {fmt(t['p99'])}"))
         out.append((f"{label}: CPU (s)", fmt(dig(r, phase, "cpu_s"), 2)))
+        made = pods_of(r, phase)
+        if dig(r, phase, "cpu_s") is not None and made:
+            out.append((f"{label}: CPU per pod (ms)", fmt(1000 * dig(r, phase, "cpu_s") / made, 2)))
         out.append((f"{label}: API requests / job (writes)",
                     f"{fmt(per(r, phase, who, False, jobs))} ({fmt(per(r, phase, who, True, jobs))})"))
         out.append((f"{label}: API requests / s", fmt(per(r, phase, who, False, secs))))
@@ -87,6 +115,27 @@ def main():
         print("| --- |" + " --- |" * len(cols))
         for k in order:
             print(f"| {k} | " + " | ".join(table[k]) + " |")
+        print_growth(scenario, rs, table, order)
+
+
+def print_growth(scenario, rs, table, order):
+    """One column per controller measured at two or more sizes: its largest size over its smallest."""
+    pairs = []
+    for controller in dict.fromkeys(r["controller"] for r in rs):
+        idx = sorted((i for i, r in enumerate(rs) if r["controller"] == controller), key=lambda i: rs[i].get("size", 1))
+        if len(idx) >= 2:
+            pairs.append((controller, idx[0], idx[-1]))
+    if not pairs:
+        return
+    print(f"\n{scenario}: growth from the smaller size to the larger (larger / smaller; for "
+          "p50 / p99 cells the p50)\n")
+    print("| measure | " + " | ".join(
+        f"{c} x{rs[b].get('size', 1):g} / x{rs[a].get('size', 1):g}" for c, a, b in pairs) + " |")
+    print("| --- |" + " --- |" * len(pairs))
+    for k in order:
+        cells = [growth(table[k][a], table[k][b]) for _, a, b in pairs]
+        if any(c != "—" for c in cells):
+            print(f"| {k} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
