@@ -49,6 +49,15 @@ class ReconcileResult {
   // Done for an ok status, else Error: for steps that only call the API.
   static ReconcileResult From(kube::Status status) { return status.ok() ? Done() : Error(std::move(status)); }
 
+  // For a write of an object the reconcile read from the cache (`what`: "NcclJob", "ConfigMap"):
+  // a conflict or its absence means the cache is behind (the object changed or was deleted,
+  // e.g. the job deleted mid-reconcile), not a failure to back off from and warn about.
+  static ReconcileResult FromWriteOfCached(kube::Status status, const std::string& what) {
+    if (status.IsConflict()) return StaleCache(what + " changed since it was cached");
+    if (status.IsNotFound()) return StaleCache(what + " was deleted");
+    return From(std::move(status));
+  }
+
   Outcome outcome() const { return outcome_; }
   // The step went through: the reconcile goes on to the next one.
   bool done() const { return outcome_ == Outcome::kDone; }

@@ -234,8 +234,7 @@ ReconcileResult Reconciler::TakeOverConfigMap(const api::NcclJob& job, const Jso
   updated["metadata"]["ownerReferences"] = desired["metadata"]["ownerReferences"];
   for (auto& [k, v] : desired["metadata"]["labels"].items()) updated["metadata"]["labels"][k] = v;
   auto result = client_->Update(res::kConfigMaps, job.namespace_, updated);
-  if (result.status().IsConflict()) return ReconcileResult::StaleCache("ConfigMap changed since it was cached");
-  return ReconcileResult::From(result.status());
+  return ReconcileResult::FromWriteOfCached(result.status(), "ConfigMap");
 }
 
 ReconcileResult Reconciler::WriteStatus(const JobObservation& seen, const policy::Plan& plan) {
@@ -244,8 +243,7 @@ ReconcileResult Reconciler::WriteStatus(const JobObservation& seen, const policy
   Json updated = *seen.object;
   updated["status"] = api::StatusToJson(plan.status);
   auto result = client_->UpdateStatus(kNcclJobs, job.namespace_, updated);
-  if (result.status().IsConflict()) return ReconcileResult::StaleCache("NcclJob changed since it was cached");
-  return ReconcileResult::From(result.status());
+  return ReconcileResult::FromWriteOfCached(result.status(), "NcclJob");
 }
 
 ReconcileResult Reconciler::JobStillCurrent(const api::NcclJob& job) {

@@ -32,7 +32,8 @@ std::string Identity() {
 bool Disabled(const std::string& address) { return address == "0" || address.empty(); }
 
 std::shared_ptr<kube::Client> MakeClient(const kube::Config& config, metrics::Metrics* metrics) {
-  kube::ClientOptions options{.user_agent = "nccl-operator/0.1"};
+  kube::ClientOptions options;
+  options.user_agent = "nccl-operator/0.1";
   options.on_response = [metrics](std::string_view method, int code, double seconds) {
     metrics->ApiResponse(method, code, seconds);
   };
