@@ -3,6 +3,8 @@
 #include "contract/names.h"
 #include "cache/trim.h"
 #include "desired/pod.h"
+#include "desired/rbac.h"
+#include "observed/ownership.h"
 #include "observed/pod.h"
 #include "test_jobs.h"
 
@@ -133,6 +135,30 @@ TEST(TrimPodTest, GarbageIsLeftAlone) {
   TrimPod(odd);
   EXPECT_EQ(odd["metadata"], (Json{{"name", "p"}}));
   EXPECT_EQ(odd["status"]["containerStatuses"], Json::array());
+}
+
+TEST(TrimToOwnershipTest, KeepsWhoseAChildIsAndDropsTheRest) {
+  api::NcclJob job = testing::Job(4, 2);
+  job.uid = "job-uid";
+  Json role = desired::Role(job);
+  Json& md = role["metadata"];
+  md["namespace"] = "ml";
+  md["uid"] = "role-uid";
+  md["resourceVersion"] = "7";
+  md["creationTimestamp"] = "2026-01-01T00:00:00Z";
+  md["annotations"]["note"] = "x";
+  md["managedFields"] = Json::array({{{"manager", "nccl-operator"}}});
+  const Json full = role;
+  TrimToOwnership(role);
+  EXPECT_EQ(role.value("kind", ""), "Role");
+  EXPECT_FALSE(role.contains("rules"));
+  const Json& was = full["metadata"];
+  EXPECT_EQ(role["metadata"], (Json{{"name", was["name"]}, {"namespace", "ml"}, {"uid", "role-uid"}, {"resourceVersion", "7"},
+                                    {"labels", was["labels"]}, {"ownerReferences", was["ownerReferences"]}}));
+  // What the controller reads of it (Reconciler::ChildMissing, Controller::EnqueueOwner) reads the same.
+  EXPECT_TRUE(observed::OwnedBy(role, "job-uid"));
+  EXPECT_EQ(observed::OwningJobKey(role), observed::OwningJobKey(full));
+  EXPECT_FALSE(observed::OwningJobKey(role).empty());
 }
 
 }  // namespace

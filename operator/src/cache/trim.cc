@@ -45,15 +45,26 @@ Json TrimContainerStatuses(Json& statuses) {
   return out;
 }
 
+// The metadata both trims keep.
+Json PickOwnership(Json& metadata) {
+  return Pick(metadata, {"name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences", "deletionTimestamp"});
+}
+
 }  // namespace
+
+void TrimToOwnership(Json& object) {
+  if (!object.is_object()) return;
+  Json out = Pick(object, {"apiVersion", "kind"});
+  if (auto md = object.find("metadata"); md != object.end() && md->is_object()) out["metadata"] = PickOwnership(*md);
+  object = std::move(out);
+}
 
 void TrimPod(Json& pod) {
   if (!pod.is_object()) return;
   Json out = Pick(pod, {"apiVersion", "kind"});
 
   if (auto md = pod.find("metadata"); md != pod.end() && md->is_object()) {
-    Json meta = Pick(*md, {"name", "namespace", "uid", "resourceVersion", "labels", "ownerReferences",
-                           "deletionTimestamp"});
+    Json meta = PickOwnership(*md);
     if (auto ann = md->find("annotations"); ann != md->end() && ann->is_object()) {
       Json kept = Json::object();
       for (auto it = ann->begin(); it != ann->end(); ++it) {

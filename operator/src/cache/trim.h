@@ -15,4 +15,9 @@ namespace ncclop::cache {
 // ready, state.terminated exitCode and reason). Drops everything else, spec included.
 void TrimPod(nlohmann::json& pod);
 
+// What the operator keeps of a cached Service, Role, RoleBinding or ServiceAccount of a job: only
+// whether it exists and whose it is (apiVersion, kind; metadata name, namespace, uid,
+// resourceVersion, labels, ownerReferences, deletionTimestamp).
+void TrimToOwnership(nlohmann::json& object);
+
 }  // namespace ncclop::cache

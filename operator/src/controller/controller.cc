@@ -108,7 +108,23 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
     scheduling_workloads_ = std::make_unique<kube::Informer>(client, kSchedulingWorkloads, child_opts);
     scheduling_workloads_->AddEventHandlers(owner_handlers);
   }
-  Caches caches{jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(), gang_served, scheduling_workloads_.get()};
+  // Only a deletion (or a change of owner) of these matters: their job is looked at again and
+  // makes them again. Only their metadata is cached.
+  child_opts.transform = cache::TrimToOwnership;
+  kube::EventHandlers gone_handlers{nullptr, [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { EnqueueOwner(o); },
+                                    [this](const kube::ObjectPtr& o) { EnqueueOwner(o); }};
+  auto watch_child = [&](std::unique_ptr<kube::Informer>& informer, const kube::Resource& resource, const char* name) {
+    child_opts.name = name;
+    informer = std::make_unique<kube::Informer>(client, resource, child_opts);
+    informer->AddEventHandlers(gone_handlers);
+  };
+  watch_child(services_, kube::resources::kServices, "services");
+  watch_child(roles_, kube::resources::kRoles, "roles");
+  watch_child(role_bindings_, kube::resources::kRoleBindings, "rolebindings");
+  watch_child(service_accounts_, kube::resources::kServiceAccounts, "serviceaccounts");
+
+  Caches caches{jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(), gang_served, scheduling_workloads_.get(),
+                services_.get(), roles_.get(), role_bindings_.get(), service_accounts_.get()};
   reconciler_ = std::make_unique<Reconciler>(client, caches, options_.pod_options, metrics_);
   publisher_ = std::make_unique<Publisher>(client, caches, metrics_);
 }
@@ -132,10 +148,12 @@ void Controller::Start() {
   configmaps_->Start();
   if (workloads_) workloads_->Start();
   if (scheduling_workloads_) scheduling_workloads_->Start();
+  for (auto* inf : ChildInformers()) inf->Start();
   // Workers start only on full caches: a reconcile on a half-listed cache would create pods
   // that already exist or miss a published id.
   starter_ = std::jthread([this](std::stop_token stop) {
-    for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(), scheduling_workloads_.get()}) {
+    for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(), scheduling_workloads_.get(),
+                                services_.get(), roles_.get(), role_bindings_.get(), service_accounts_.get()}) {
       while (inf && !stop.stop_requested() && !inf->WaitForSync(std::chrono::milliseconds(500))) {
       }
     }
@@ -212,6 +230,11 @@ void Controller::Stop() {
   configmaps_->Stop();
   if (workloads_) workloads_->Stop();
   if (scheduling_workloads_) scheduling_workloads_->Stop();
+  for (auto* inf : ChildInformers()) inf->Stop();
+}
+
+std::vector<kube::Informer*> Controller::ChildInformers() const {
+  return {services_.get(), roles_.get(), role_bindings_.get(), service_accounts_.get()};
 }
 
 std::size_t Controller::QueueDepth() const { return queue_.Len(); }

@@ -1,5 +1,5 @@
-// The running controller: three informers (NcclJobs, their pods, their ConfigMaps) feed a
-// work queue of job keys; `concurrency` workers reconcile, never the same key twice at once.
+// The running controller: informers (NcclJobs, their pods, ConfigMaps, Services, Roles,
+// RoleBindings, ServiceAccounts and, where served, Workloads) feed a work queue of job keys; `concurrency` workers reconcile, never the same key twice at once.
 // A second queue, with its own worker, carries the id publish fast path (publisher.h): a root
 // pod's new id is published while a long reconcile of its job may still hold the job's key.
 #pragma once
@@ -43,6 +43,8 @@ class Controller {
   void EnqueuePublish(const kube::ObjectPtr& before, const kube::ObjectPtr& now);
   void Work();
   void PublishWork();
+  // The Service, Role, RoleBinding and ServiceAccount informers.
+  std::vector<kube::Informer*> ChildInformers() const;
 
   ControllerOptions options_;
   metrics::Metrics* metrics_;
@@ -53,6 +55,11 @@ class Controller {
   std::unique_ptr<kube::Informer> configmaps_;
   std::unique_ptr<kube::Informer> workloads_;  // only when Kueue is served
   std::unique_ptr<kube::Informer> scheduling_workloads_;  // only when native gang scheduling is served
+  // The job's other children, watched so that one deleted by hand is made again at once.
+  std::unique_ptr<kube::Informer> services_;
+  std::unique_ptr<kube::Informer> roles_;
+  std::unique_ptr<kube::Informer> role_bindings_;
+  std::unique_ptr<kube::Informer> service_accounts_;
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<Publisher> publisher_;
   std::atomic<bool> synced_{false};

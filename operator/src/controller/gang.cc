@@ -1,6 +1,6 @@
 // The scheduling.k8s.io Workload of a gang-scheduled job (desired/gang.h): made with the job's
-// other children, before any pod of it exists, and made again when it is gone from the cache
-// (deleted by hand: its delete event queues the job); a leftover of a deleted job of the same
+// other children, before any pod of it exists, and made again with them when it is gone from the
+// cache (deleted by hand: its delete event queues the job, Reconciler::ChildMissing); a leftover of a deleted job of the same
 // name is taken over when its pod group fits, else deleted and made again (pod groups are immutable).
 #include "contract/names.h"
 #include "controller/reconciler.h"
@@ -14,11 +14,6 @@ using Json = nlohmann::json;
 
 bool Reconciler::UsesGang(const api::NcclJob& job) const {
   return desired::UsesGangScheduling(job, caches_.scheduling_workloads_served);
-}
-
-bool Reconciler::GangWorkloadMissing(const api::NcclJob& job) const {
-  if (!UsesGang(job) || caches_.scheduling_workloads == nullptr) return false;
-  return !caches_.scheduling_workloads->store().Get(job.namespace_, contract::SchedulingWorkloadName(job.name));
 }
 
 ReconcileResult Reconciler::EnsureSchedulingWorkload(const api::NcclJob& job) {

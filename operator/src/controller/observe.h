@@ -30,6 +30,12 @@ struct Caches {
   // scheduling, desired/gang.h), and then their cache (job label): one deleted by hand is made again.
   bool scheduling_workloads_served = false;
   const kube::Informer* scheduling_workloads = nullptr;
+  // The job's Service, Role, RoleBinding and ServiceAccount (job label, metadata only,
+  // cache::TrimToOwnership): one deleted by hand is made again at once (Reconciler::ChildMissing).
+  const kube::Informer* services = nullptr;
+  const kube::Informer* roles = nullptr;
+  const kube::Informer* role_bindings = nullptr;
+  const kube::Informer* service_accounts = nullptr;
 };
 inline constexpr const char* kPodsByJob = "job";
 

@@ -39,6 +39,8 @@ ReconcileResult EnsureChild(kube::Client& client, const kube::Resource& r, const
   Json patch = Json::object();
   const Json& ours = object["metadata"]["ownerReferences"];
   if (!observed::OwnedBy(*existing, ours[0].value("uid", ""))) patch["metadata"]["ownerReferences"] = ours;
+  // Without the job label it is not in the operator's cache (Reconciler::ChildMissing).
+  if (observed::OwningJobKey(*existing).empty()) patch["metadata"]["labels"] = object["metadata"]["labels"];
   if (object.contains("subjects") && existing->value("subjects", Json()) != object["subjects"]) {
     patch["subjects"] = object["subjects"];
   }
@@ -189,8 +191,8 @@ ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
     auto it = ensured_.find(key);
     ensured = it != ensured_.end() && it->second == job.uid;
   }
-  // The others are made once a process; the gang Workload again whenever it is gone.
-  if (ensured) return GangWorkloadMissing(job) ? EnsureSchedulingWorkload(job) : ReconcileResult::Done();
+  // Made sure of once a process, and again when one is gone (deleted by hand).
+  if (ensured && !ChildMissing(job)) return ReconcileResult::Done();
   const std::string& ns = job.namespace_;
   // A template naming its own ServiceAccount keeps it (desired/rbac.h): no per-job one is made.
   if (desired::UsesJobServiceAccount(job)) {
@@ -205,6 +207,19 @@ ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   std::lock_guard<std::mutex> lock(ensured_mu_);
   ensured_[key] = job.uid;
   return ReconcileResult::Done();
+}
+
+bool Reconciler::ChildMissing(const api::NcclJob& job) const {
+  auto missing = [&](const kube::Informer* cache, const std::string& name) {
+    if (cache == nullptr) return false;
+    kube::ObjectPtr cached = cache->store().Get(job.namespace_, name);
+    return !cached || !observed::OwnedBy(*cached, job.uid);
+  };
+  return (desired::UsesJobServiceAccount(job) && missing(caches_.service_accounts, contract::ServiceAccountName(job.name))) ||
+         missing(caches_.roles, contract::RoleName(job.name)) ||
+         missing(caches_.role_bindings, contract::RoleName(job.name)) ||
+         missing(caches_.services, contract::ServiceName(job.name)) ||
+         (UsesGang(job) && missing(caches_.scheduling_workloads, contract::SchedulingWorkloadName(job.name)));
 }
 
 ReconcileResult Reconciler::WriteConfigMap(const JobObservation& seen, const policy::Plan& plan) {

@@ -32,6 +32,9 @@ class Reconciler {
   // The plan's steps in plan.h's order; each returns at the first that does not go through.
   ReconcileResult Carry(const JobObservation& seen, const policy::Plan& plan);
   ReconcileResult EnsureChildren(const api::NcclJob& job);
+  // Whether a child EnsureChildren makes is not in its cache as this job's (deleted by hand,
+  // or not seen yet); false for a kind with no cache.
+  bool ChildMissing(const api::NcclJob& job) const;
   ReconcileResult WriteConfigMap(const JobObservation& seen, const policy::Plan& plan);
   // Writes desired's data over `current` (the cached or fresh ConfigMap), conditional on its
   // resourceVersion; one that was another job's (or nobody's) becomes this job's.
@@ -57,8 +60,6 @@ class Reconciler {
   kube::Result<std::vector<nlohmann::json>> AdmittedFlavors(const api::NcclJob& job) const;
   // Native gang scheduling (controller/gang.cc).
   bool UsesGang(const api::NcclJob& job) const;
-  // A gang-scheduled job whose Workload is not in the cache (deleted by hand, or not seen yet).
-  bool GangWorkloadMissing(const api::NcclJob& job) const;
   ReconcileResult EnsureSchedulingWorkload(const api::NcclJob& job);
 
   std::shared_ptr<kube::Client> client_;
@@ -66,8 +67,9 @@ class Reconciler {
   desired::PodOptions pod_options_;
   metrics::Metrics* metrics_;
   EventRecorder events_;
-  // Jobs (namespace/name -> UID) whose ServiceAccount/Role/RoleBinding/Service this process
-  // already made sure of, to spare the API server five creates per reconcile. Reset by a
+  // Jobs (namespace/name -> UID) whose ServiceAccount/Role/RoleBinding/Service (and gang
+  // Workload) this process already made sure of, to spare the API server five creates per
+  // reconcile; made sure of again when one is gone from its cache (ChildMissing). Reset by a
   // restart; an entry goes when its job is gone.
   std::mutex ensured_mu_;
   std::map<std::string, std::string> ensured_;  // guarded by ensured_mu_

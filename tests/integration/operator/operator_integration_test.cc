@@ -460,6 +460,29 @@ TEST_F(OperatorTest, ChildrenLeftByADeletedJobOfTheSameNameAreTakenOver) {
   }, kTimeout)) << GetJson("sa heir-nccl -n " + ns_).dump();
 }
 
+TEST_F(OperatorTest, AChildDeletedByHandWhileTheJobRunsIsMadeAgainOwnedByIt) {
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("keep", 2)).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("keep", 2, 1));
+  const std::string uid = GetJson("nj keep -n " + ns_)["metadata"]["uid"];
+  for (const std::string child : {"svc keep", "role keep-nccl", "rolebinding keep-nccl", "sa keep-nccl"}) {
+    const std::string before = GetJson(child + " -n " + ns_)["metadata"].value("uid", "");
+    ASSERT_FALSE(before.empty()) << child;
+    auto r = RunKubectl("delete " + child + " -n " + ns_ + " --wait=true --timeout=30s");
+    ASSERT_EQ(r.exit_code, 0) << r.output;
+    // No restart of the operator and nothing else about the job changes: its deletion alone
+    // makes the operator look at the job again.
+    EXPECT_TRUE(WaitFor([&] {
+      Json again = GetJson(child + " -n " + ns_);
+      if (!again.is_object()) return false;
+      const Json& meta = again["metadata"];
+      return meta.value("uid", "") != before && meta["ownerReferences"][0].value("uid", "") == uid &&
+             meta["labels"].value("nccl.dev/job-name", "") == "keep";
+    }, kTimeout)) << child << " was not made again: " << GetJson(child + " -n " + ns_).dump();
+  }
+  EXPECT_EQ(Status(ns_, "keep").value("attempt", 0), 1) << "the attempt goes on";
+}
+
 TEST_F(OperatorTest, SuspendDeletesPodsAndResumeStartsANewAttempt) {
   StartOperator();
   ASSERT_EQ(Apply(ns_, JobYaml("sus", 2)).exit_code, 0);
