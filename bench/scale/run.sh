@@ -10,6 +10,8 @@
 #                      [--sizes 0.1,1] [--controllers operator,jobset] [--churn-seconds S] [--plot]
 #                      [--plan scenario:size:controller,...]   (instead of every combination, in order)
 #   bench/scale/run.sh --smoke [--build DIR]    20 nodes, 2 jobs of 4 pods, operator only (CI)
+#   bench/scale/run.sh --podcost "ARGS" [--nodes N]   instead of the scenarios: podcost.py ARGS
+#                      (what one pod of each shape costs the cluster; see podcost.py --help)
 #
 # Sizes are fractions of the full scenario: big 4096 pods, many 500 jobs x 8 pods, churn
 # 2 jobs/s of 8 pods (--sizes 0.1,1 is 1x and 10x). Each run starts a fresh controller in a
@@ -29,7 +31,8 @@ churn_seconds=600
 plan=""
 plot=0
 smoke=0
-usage() { sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'; }
+podcost=""
+usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -42,6 +45,7 @@ while [ $# -gt 0 ]; do
     --plan) plan=$2; shift 2 ;;
     --plot) plot=1; shift ;;
     --smoke) smoke=1; shift ;;
+    --podcost) podcost=$2; controllers=jobset; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) echo "run.sh: unknown argument $1" >&2; usage >&2; exit 2 ;;
   esac
@@ -169,6 +173,13 @@ parts+=(scheduler kwok); part_pids+=("${pids[0]}" "$kwok_pid")
 # scale.py takes the same CPU seconds per phase.
 SCALE_PARTS=$(for i in "${!parts[@]}"; do printf '%s=%s,' "${parts[$i]}" "${part_pids[$i]}"; done)
 export SCALE_PARTS
+if [ -n "$podcost" ]; then
+  # shellcheck disable=SC2086  # ARGS are podcost.py's flags, split on purpose
+  python3 "$here/podcost.py" --controlplane "$cp_dir" --operator "$op" --jobset-dir "$jobset_dir" $podcost \
+    | tee "$out/podcost.md"
+  log "results in $out"
+  exit 0
+fi
 cpu_snapshot() { local p; for p in "${part_pids[@]}"; do cpu_of "$p"; done | paste -sd' '; }
 cpu_report() {  # cpu_report <label> <snapshot before>
   local before=($2) after=($(cpu_snapshot)) i line="$1: CPU s of the cluster's parts:"
