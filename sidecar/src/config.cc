@@ -98,13 +98,19 @@ std::optional<ConfigError> CheckMode(const Config& config) {
   if (!config.peer_url.starts_with("http://") && !config.peer_url.empty()) {
     return ConfigError{"--peer-url must start with http://"};
   }
-  if (!config.standalone && config.name_space.empty()) {
-    return ConfigError{"NCCLJOB_NAMESPACE is not set; the operator injects it (or use --standalone)"};
-  }
   return std::nullopt;
 }
 
 }  // namespace
+
+std::optional<ConfigError> UseClientNamespace(Config* config, std::string_view client_namespace) {
+  if (config->name_space.empty()) config->name_space = std::string(client_namespace);
+  if (config->name_space.empty()) {
+    return ConfigError{"no namespace: NCCLJOB_NAMESPACE is not set and the client has none (in-cluster: the "
+                       "service account's namespace file; --kubeconfig: the context's namespace)"};
+  }
+  return std::nullopt;
+}
 
 std::optional<HostPort> ParseHostPort(std::string_view text) {
   size_t colon = text.rfind(':');
@@ -192,12 +198,13 @@ Flags:
 
 Environment (injected by the operator; see docs/contracts.md):
   NCCLJOB_NAME              NcclJob name (required); the ConfigMap watched is <name>-nccl
-  NCCLJOB_NAMESPACE         namespace (required unless --standalone)
+  NCCLJOB_NAMESPACE         namespace (default: the client's: in-cluster the service account's,
+                            i.e. the pod's; with --kubeconfig its context's namespace)
   NCCLJOB_INDEX             pod index, 0 is the root (required)
   NCCLJOB_REPLICAS          pods in the job (required)
   NCCLJOB_ATTEMPT           this pod's attempt, from 1 (required)
   NCCLJOB_GPUS_PER_POD      ranks per pod, 0 = one CPU-only rank (default 1)
-  NCCLJOB_WORLD_SIZE        ranks in all; checked against REPLICAS * max(GPUS_PER_POD, 1)
+  NCCLJOB_WORLD_SIZE        ranks in all; checked against REPLICAS * max(GPUS_PER_POD, 1) (optional)
   NCCLJOB_UID               NcclJob UID; a ConfigMap of another UID is ignored (optional)
   NCCLJOB_POD_NAME          this pod's name, the root patches it (default <name>-<index>)
   NCCLJOB_BOOTSTRAP_ROOTS   pods that each make an id (default 1, at most NCCLJOB_REPLICAS; the

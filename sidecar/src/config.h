@@ -26,7 +26,7 @@ struct HostPort {
 struct Config {
   // From the environment.
   std::string job;
-  std::string name_space;
+  std::string name_space;  // empty until UseClientNamespace when NCCLJOB_NAMESPACE is unset
   std::string job_uid;   // optional
   std::string pod_name;  // the root patches this pod
   int index = 0;
@@ -66,6 +66,11 @@ std::variant<Config, ShowHelp, ConfigError> ParseConfig(const std::vector<std::s
                                                         const EnvLookup& env);
 
 std::optional<HostPort> ParseHostPort(std::string_view text);
+
+// Kubernetes mode: without NCCLJOB_NAMESPACE (the operator no longer injects it) the namespace
+// is the API client's, which in-cluster is the pod's service account's, i.e. the pod's own.
+// An error when neither names one.
+std::optional<ConfigError> UseClientNamespace(Config* config, std::string_view client_namespace);
 
 std::string HelpText();
 

@@ -54,7 +54,8 @@ struct IdSource {
 };
 
 // Empty string on success, else why the API server cannot be reached.
-std::string MakeIdSource(const sidecar::Config& config, sidecar::IdBoard& board, IdSource* source) {
+// In Kubernetes mode it completes `config` with the client's namespace when the env named none.
+std::string MakeIdSource(sidecar::Config& config, sidecar::IdBoard& board, IdSource* source) {
   if (config.standalone) {
     if (config.bootstrap_roots > 1) {
       // Every sidecar, roots too, gathers the list from the root sidecars (--root-urls); a root's
@@ -77,6 +78,7 @@ std::string MakeIdSource(const sidecar::Config& config, sidecar::IdBoard& board,
   kube::Result<kube::Config> kube_config =
       config.kubeconfig.empty() ? kube::LoadInCluster() : kube::LoadKubeconfigFile(config.kubeconfig);
   if (!kube_config.ok()) return kube_config.status().ToString();
+  if (auto error = sidecar::UseClientNamespace(&config, kube_config->default_namespace)) return error->message;
   source->client = std::make_shared<kube::Client>(*kube_config, kube::ClientOptions{.user_agent = "nccl-sidecar/0.1"});
   source->watch = std::make_unique<sidecar::ConfigMapWatch>(source->client, config, board);
   source->ready = [watch = source->watch.get()] { return watch->ready(); };
@@ -119,7 +121,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "nccl-sidecar: %s\n", error->message.c_str());
     return kExitBadConfig;
   }
-  const sidecar::Config config = std::get<sidecar::Config>(std::move(parsed));
+  sidecar::Config config = std::get<sidecar::Config>(std::move(parsed));
   logging::Configure(config.log_format, config.log_level);
 
   // Blocked before any thread starts, so only sigwait below sees them.

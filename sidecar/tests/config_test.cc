@@ -1,10 +1,13 @@
 #include "config.h"
 
+#include <algorithm>
 #include <map>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
+
+#include "contract/env.h"
 
 namespace sidecar {
 namespace {
@@ -68,11 +71,47 @@ TEST(ParseConfig, HelpWinsOverEverything) {
 }
 
 TEST(ParseConfig, MissingVariableIsNamed) {
-  for (const char* name : {"NCCLJOB_NAME", "NCCLJOB_INDEX", "NCCLJOB_REPLICAS", "NCCLJOB_ATTEMPT", "NCCLJOB_NAMESPACE"}) {
+  for (const char* name : {"NCCLJOB_NAME", "NCCLJOB_INDEX", "NCCLJOB_REPLICAS", "NCCLJOB_ATTEMPT"}) {
     Env env = PodEnv();
     env.erase(name);
     EXPECT_NE(ErrorOf(Parse({}, env)).find(name), std::string::npos) << name;
   }
+}
+
+// The operator no longer injects NCCLJOB_NAMESPACE into the sidecar: the client's namespace (in
+// a pod, the service account's) fills it; a value from the env (older pods) wins.
+TEST(ParseConfig, TheNamespaceDefaultsToTheClients) {
+  Env env = PodEnv();
+  env.erase("NCCLJOB_NAMESPACE");
+  auto parsed = Parse({}, env);
+  ASSERT_TRUE(std::holds_alternative<Config>(parsed)) << ErrorOf(parsed);
+  Config c = std::get<Config>(parsed);
+  EXPECT_EQ(c.name_space, "");
+  EXPECT_FALSE(UseClientNamespace(&c, "pods-ns").has_value());
+  EXPECT_EQ(c.name_space, "pods-ns");
+
+  Config old = std::get<Config>(Parse({}, PodEnv()));
+  EXPECT_FALSE(UseClientNamespace(&old, "pods-ns").has_value());
+  EXPECT_EQ(old.name_space, "team");
+
+  Config none = std::get<Config>(parsed);
+  auto error = UseClientNamespace(&none, "");
+  ASSERT_TRUE(error.has_value());
+  EXPECT_NE(error->message.find("NCCLJOB_NAMESPACE"), std::string::npos);
+}
+
+// What the operator injects into the sidecar now (contract::env::kSidecarEnv) is enough.
+TEST(ParseConfig, TheOperatorsSidecarEnvIsEnough) {
+  Env full = PodEnv();
+  Env lean;
+  for (const char* name : contract::env::kSidecarEnv) {
+    if (full.count(name)) lean[name] = full[name];
+  }
+  auto parsed = Parse({}, lean);
+  ASSERT_TRUE(std::holds_alternative<Config>(parsed)) << ErrorOf(parsed);
+  Config c = std::get<Config>(parsed);
+  EXPECT_EQ(c.pod_name, "demo-" + std::to_string(c.index));
+  EXPECT_EQ(c.world_size, c.replicas * std::max(c.gpus_per_pod, 1));
 }
 
 TEST(ParseConfig, MalformedVariableIsNamed) {

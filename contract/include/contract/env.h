@@ -19,6 +19,13 @@ inline constexpr char kInitTimeoutSeconds[] = "NCCLJOB_INIT_TIMEOUT_SECONDS";
 // Only when spec.network.bootstrapRoots is set: pods that each make an id (bootstrap_roots.h).
 inline constexpr char kBootstrapRoots[] = "NCCLJOB_BOOTSTRAP_ROOTS";
 
+// The sidecar container gets only these (the trainer and the user's init containers get all of
+// the above): what it reads and cannot learn otherwise. Its namespace is its service account's
+// (the mounted token's), its pod name <job>-<index>, its world size REPLICAS x GPUS_PER_POD.
+// Every pod carries its env to every watcher of pods (bench/scale/podcost.py measures it).
+inline constexpr const char* kSidecarEnv[] = {kJobName, kJobUid,  kIndex,         kReplicas,
+                                              kGpusPerPod, kAttempt, kBootstrapRoots};
+
 // Injected too, for programs written for other launchers.
 inline constexpr char kNcclSocketIfname[] = "NCCL_SOCKET_IFNAME";  // only when the spec sets it
 inline constexpr char kMasterAddr[] = "MASTER_ADDR";

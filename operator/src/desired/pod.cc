@@ -1,5 +1,6 @@
 #include "desired/pod.h"
 
+#include <iterator>
 #include <set>
 
 #include "contract/env.h"
@@ -108,14 +109,16 @@ void AddPaddleEnv(Json& env, const api::NcclJob& job, int index) {
   env.push_back(Var(contract::env::kPaddleTrainerEndpoints, endpoints));
 }
 
-// The sidecar runs no user program: it gets the NCCLJOB_ variables (it reads some of them:
-// sidecar/src/config.cc), not the ones for other launchers (MASTER_ADDR, RANK, PADDLE_*),
-// which would only make every pod bigger for every watcher of pods (bench/scale: a 4096-pod
-// job's pods are decoded by the API server, the scheduler, the kubelets and the controllers).
+// The sidecar runs no user program: it gets the variables it reads and cannot learn otherwise
+// (contract::env::kSidecarEnv), not the ones for the trainer (MASTER_ADDR, RANK, PADDLE_*, the
+// pod's IP and name), which would only make every pod bigger for every watcher of pods
+// (bench/scale/podcost.py: a 4096-pod job's pods are decoded by the API server, the scheduler,
+// the kubelets and the controllers).
 Json SidecarEnv(const Json& contract_env) {
+  const std::set<std::string> reads(std::begin(contract::env::kSidecarEnv), std::end(contract::env::kSidecarEnv));
   Json env = Json::array();
   for (const Json& v : contract_env) {
-    if (v["name"].get<std::string>().rfind("NCCLJOB_", 0) == 0) env.push_back(v);
+    if (reads.count(v["name"].get<std::string>())) env.push_back(v);
   }
   return env;
 }

@@ -16,6 +16,7 @@
 #include <httplib.h>
 #include <nlohmann/json.hpp>
 
+#include "contract/env.h"
 #include "contract/unique_id.h"
 #include "kube/client.h"
 #include "kube/config.h"
@@ -119,21 +120,33 @@ class SidecarKubeTest : public ::testing::Test {
     ASSERT_TRUE(r.ok()) << r.status().ToString();
   }
 
-  Env PodEnv(int index, int attempt) const {
+  // The env an operator before the sidecar's lean env injected (older pods still run with it).
+  Env OldPodEnv(int index, int attempt) const {
     return {{"NCCLJOB_NAME", kJob}, {"NCCLJOB_NAMESPACE", ns_}, {"NCCLJOB_UID", kJobUid},
             {"NCCLJOB_INDEX", std::to_string(index)}, {"NCCLJOB_REPLICAS", "2"}, {"NCCLJOB_GPUS_PER_POD", "1"},
             {"NCCLJOB_WORLD_SIZE", "2"}, {"NCCLJOB_ATTEMPT", std::to_string(attempt)},
             {"NCCLJOB_POD_NAME", std::string(kJob) + "-" + std::to_string(index)}};
   }
 
+  // What the operator injects now (contract::env::kSidecarEnv): no namespace (the token
+  // kubeconfig's context names it, as the mounted service account's namespace file does in a pod).
+  Env PodEnv(int index, int attempt) const {
+    Env old = OldPodEnv(index, attempt), lean;
+    for (const char* name : contract::env::kSidecarEnv) {
+      if (old.count(name)) lean[name] = old[name];
+    }
+    return lean;
+  }
+
   // `listen`: the API's address (default: a port the kernel picks); `run` tells restarts apart in the log's name.
   std::unique_ptr<SidecarProcess> StartSidecar(int index, int attempt, const std::string& listen = "",
-                                               int run = 0) {
+                                               int run = 0, bool old_env = false) {
     std::string log = std::string(::testing::TempDir()) + "/" + ns_ + "-sidecar-" + std::to_string(index) + "-a" +
                       std::to_string(attempt) + (run ? "-r" + std::to_string(run) : "") + ".log";
     std::vector<std::string> args{"--kubeconfig", token_kubeconfig_, "--log-level", "debug"};
     if (!listen.empty()) args.insert(args.end(), {"--listen", listen});
-    auto process = std::make_unique<SidecarProcess>(NCCL_SIDECAR_BIN, PodEnv(index, attempt), args, log);
+    auto process = std::make_unique<SidecarProcess>(
+        NCCL_SIDECAR_BIN, old_env ? OldPodEnv(index, attempt) : PodEnv(index, attempt), args, log);
     EXPECT_TRUE(process->WaitStarted()) << process->Log();
     return process;
   }
@@ -241,6 +254,35 @@ TEST_F(SidecarKubeTest, LongPollIsAnsweredWhenTheIdIsPublished) {
   ASSERT_TRUE(got);
   ASSERT_EQ(got->status, 200) << got->body << worker->Log();
   EXPECT_EQ(json::parse(got->body)["id"], contract::Base64Encode(id));
+  EXPECT_EQ(worker->Terminate(), 0) << worker->Log();
+}
+
+// Pods made by an operator before the lean sidecar env carry NCCLJOB_NAMESPACE (and the
+// pod's name, the world size): a sidecar reads them as before. The root is one such pod, the
+// worker one of today's (no namespace in its env; the test's other cases all run so).
+TEST_F(SidecarKubeTest, AnOlderPodsFullEnvStillWorks) {
+  CreateRootPod();
+  PublishConfigMap(1, std::nullopt);
+  auto root = StartSidecar(0, 1, "", 0, /*old_env=*/true);
+  auto worker = StartSidecar(1, 1);
+  ASSERT_TRUE(BecomesReady(*root)) << root->Log();
+  ASSERT_TRUE(BecomesReady(*worker)) << worker->Log();
+  httplib::Client client("127.0.0.1", root->api_port());
+  const std::string id = SomeId(6);
+  auto posted = client.Post("/v1/id", id, "application/octet-stream");
+  ASSERT_TRUE(posted);
+  ASSERT_EQ(posted->status, 200) << posted->body << root->Log();
+  EXPECT_EQ(RootPodAnnotations()["nccl.dev/unique-id"], contract::Base64Encode(id));
+  PublishConfigMap(1, id);
+  auto got = GetId(*worker, 30);
+  ASSERT_TRUE(got);
+  ASSERT_EQ(got->status, 200) << got->body << worker->Log();
+  EXPECT_EQ(json::parse(got->body)["id"], contract::Base64Encode(id));
+  httplib::Client info("127.0.0.1", worker->api_port());
+  auto described = info.Get("/v1/info");
+  ASSERT_TRUE(described);
+  EXPECT_EQ(json::parse(described->body)["namespace"], ns_);  // from the token kubeconfig's context
+  EXPECT_EQ(root->Terminate(), 0) << root->Log();
   EXPECT_EQ(worker->Terminate(), 0) << worker->Log();
 }
 
