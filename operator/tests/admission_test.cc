@@ -125,6 +125,45 @@ TEST(Decide, ARestartKeepsTheAdmission) {
   EXPECT_FALSE(p.finish_workload) << "the Workload, and its quota, stays with the job across attempts";
 }
 
+TEST(Decide, AMissingPriorityClassIsInTheAdmittedConditionAndAWarningUntilItExists) {
+  const std::string missing =
+      "WorkloadPriorityClass urgent (the job's label kueue.x-k8s.io/priority-class) does not exist: no Workload, so no "
+      "place in queue team-a, until it does";
+  ObservedWorkload none;
+  none.priority_class_missing = missing;
+  Plan p = Decide(QueuedJob(), {}, {}, kNow, {}, none);
+  EXPECT_TRUE(p.ensure_workload) << "tried again";
+  EXPECT_TRUE(p.create_pods.empty());
+  EXPECT_EQ(p.status.state, "Pending");
+  const api::Condition* admitted = p.status.Find("Admitted");
+  ASSERT_NE(admitted, nullptr);
+  EXPECT_EQ(admitted->status, "False");
+  EXPECT_EQ(admitted->reason, "PriorityClassNotFound");
+  EXPECT_EQ(admitted->message, missing);
+  EXPECT_EQ(p.status.Find("Running")->reason, "PriorityClassNotFound");
+  ASSERT_TRUE(HasEvent(p, "PriorityClassNotFound"));
+  for (const Event& e : p.events) {
+    if (e.reason == "PriorityClassNotFound") EXPECT_EQ(e.type, "Warning");
+    if (e.reason == "PriorityClassNotFound") EXPECT_EQ(e.message, missing);
+  }
+  EXPECT_FALSE(HasEvent(p, "WaitingForAdmission"));
+
+  auto job = QueuedJob();
+  job.status = p.status;
+  EXPECT_FALSE(HasEvent(Decide(job, {}, {}, kNow + 1s, {}, none), "PriorityClassNotFound")) << "said once, not per reconcile";
+  ObservedWorkload other = none;
+  other.priority_class_missing = "PriorityClass gold (the template's priorityClassName) does not exist: ...";
+  Plan changed = Decide(job, {}, {}, kNow + 1s, {}, other);
+  EXPECT_TRUE(HasEvent(changed, "PriorityClassNotFound")) << "another missing class is said again";
+  EXPECT_EQ(changed.status.Find("Admitted")->message, other.priority_class_missing);
+
+  // The class appeared and the Workload was made: the condition says the job waits in its queue.
+  Plan made = Decide(job, {}, {}, kNow + 2s, {}, Pending());
+  EXPECT_EQ(made.status.Find("Admitted")->reason, "WaitingForAdmission");
+  EXPECT_EQ(made.status.Find("Running")->reason, "WaitingForAdmission");
+  EXPECT_TRUE(HasEvent(made, "WaitingForAdmission"));
+}
+
 TEST(Decide, LosingTheAdmissionEndsTheAttemptAsADisruption) {
   auto job = QueuedJob();
   job.status.attempt = 1;

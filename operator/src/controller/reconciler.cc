@@ -51,6 +51,9 @@ ReconcileResult EnsureChild(kube::Client& client, const kube::Resource& r, const
 // How often pod creates refused as Forbidden are tried again (REFERENCE.md says 10 s).
 constexpr std::chrono::seconds kForbiddenRetryInterval{10};
 
+// How often a queued job whose priority class does not exist looks for it again (REFERENCE.md says 10 s).
+constexpr std::chrono::seconds kPriorityClassRetryInterval{10};
+
 // Pod creates or deletes in flight per reconcile.
 constexpr std::size_t kPodCallsInFlight = 16;
 
@@ -92,8 +95,11 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
   if (plan.ensure_children || plan.attempt_started) {
     if (auto r = EnsureChildren(job); !r.done()) return r;
   }
+  bool priority_class_missing = false;
   if (plan.ensure_workload) {
-    if (auto r = ReconcileResult::From(EnsureWorkload(job)); !r.done()) return r;
+    std::optional<ReconcileResult> r = EnsureWorkloadStep(job);
+    priority_class_missing = !r;
+    if (r && !r->done()) return *r;
   }
   if (plan.write_configmap) {
     if (auto r = WriteConfigMap(seen, plan); !r.done()) return r;
@@ -137,6 +143,11 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
   if (plan.delete_job) {
     if (auto r = DeleteFinishedJob(job); !r.done()) return r;
   }
+  if (priority_class_missing) {
+    // No watch on priority classes: look again at a steady pace for the class to appear.
+    const auto after = plan.requeue_after ? std::min(*plan.requeue_after, kPriorityClassRetryInterval) : kPriorityClassRetryInterval;
+    return ReconcileResult::RequeueAfter(after);
+  }
   return ReconcileResult::DoneOrRequeue(plan.requeue_after);
 }
 
@@ -178,6 +189,10 @@ void Reconciler::Forget(const std::string& key) {
     std::lock_guard<std::mutex> lock(rejections_mu_);
     rejections_.erase(key);
     forbidden_.erase(key);
+  }
+  {
+    std::lock_guard<std::mutex> lock(missing_classes_mu_);
+    missing_classes_.erase(key);
   }
   std::lock_guard<std::mutex> lock(ensured_mu_);
   ensured_.erase(key);

@@ -47,8 +47,13 @@ class Reconciler {
   kube::Status CreatePods(const api::NcclJob& job, const policy::Plan& plan);
   ReconcileResult DeleteFinishedJob(const api::NcclJob& job);
   // Kueue (controller/workload.cc).
+  // The cached Workload, and a priority class it needs that does not exist (missing_classes_).
   observed::ObservedWorkload ObserveWorkload(const api::NcclJob& job) const;
   kube::Status EnsureWorkload(const api::NcclJob& job);
+  // EnsureWorkload as a step of Carry: remembers or forgets a missing priority class (and then
+  // asks for a reconcile at once, so that Decide says so), nullopt while it is still missing
+  // (the rest of the plan goes on: the job's status says why it has no Workload).
+  std::optional<ReconcileResult> EnsureWorkloadStep(const api::NcclJob& job);
   // The priority the Workload gets (desired/workload_priority.h), from the class read now.
   kube::Result<desired::WorkloadPriority> ReadWorkloadPriority(const desired::PriorityClassToRead& what) const;
   // A Workload whose job's label now names another WorkloadPriorityClass follows it.
@@ -98,6 +103,16 @@ class Reconciler {
     std::chrono::steady_clock::time_point at;
   };
   std::map<std::string, FirstForbidden> forbidden_;  // guarded by rejections_mu_
+
+  // The priority class a queued job's Workload needs and that did not exist when last read, by
+  // namespace/name, for the job UID it was read for (ObserveWorkload hands the message to
+  // Decide); gone once the Workload is made, or its label followed, or the job is gone.
+  struct MissingClass {
+    std::string uid;
+    std::string message;
+  };
+  mutable std::mutex missing_classes_mu_;
+  std::map<std::string, MissingClass> missing_classes_;  // guarded by missing_classes_mu_
 };
 
 }  // namespace ncclop::controller

@@ -17,12 +17,47 @@ namespace ncclop::controller {
 
 using Json = nlohmann::json;
 
+namespace {
+
+// The local status reason of a priority class that does not exist (ReadWorkloadPriority).
+constexpr const char* kPriorityClassNotFound = "PriorityClassNotFound";
+
+}  // namespace
+
 observed::ObservedWorkload Reconciler::ObserveWorkload(const api::NcclJob& job) const {
   if (job.queue_name.empty() || caches_.workloads == nullptr) return {};
   kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name));
-  if (!cached) return {};
   // One left by a deleted job of the same name is not this job's admission.
-  return observed::OwnedBy(*cached, job.uid) ? observed::ObserveWorkload(*cached) : observed::ObservedWorkload{};
+  observed::ObservedWorkload seen =
+      cached && observed::OwnedBy(*cached, job.uid) ? observed::ObserveWorkload(*cached) : observed::ObservedWorkload{};
+  std::lock_guard<std::mutex> lock(missing_classes_mu_);
+  if (auto it = missing_classes_.find(observed::JobKey(job.namespace_, job.name)); it != missing_classes_.end()) {
+    if (it->second.uid == job.uid) seen.priority_class_missing = it->second.message;
+  }
+  return seen;
+}
+
+std::optional<ReconcileResult> Reconciler::EnsureWorkloadStep(const api::NcclJob& job) {
+  const kube::Status ensured = EnsureWorkload(job);
+  const bool missing = ensured.reason() == kPriorityClassNotFound;
+  const std::string key = observed::JobKey(job.namespace_, job.name);
+  bool changed = false;
+  {
+    std::lock_guard<std::mutex> lock(missing_classes_mu_);
+    auto it = missing_classes_.find(key);
+    if (missing) {
+      const MissingClass now{job.uid, ensured.message()};
+      changed = it == missing_classes_.end() || it->second.uid != now.uid || it->second.message != now.message;
+      missing_classes_[key] = now;
+    } else if (ensured.ok() && it != missing_classes_.end()) {
+      missing_classes_.erase(it);
+      changed = true;
+    }
+  }
+  // What Decide was told changed: decide again at once, before writing a status that says otherwise.
+  if (changed) return ReconcileResult::RequeueAfter(std::chrono::seconds(0));
+  if (missing) return std::nullopt;
+  return ReconcileResult::From(ensured);
 }
 
 kube::Result<desired::WorkloadPriority> Reconciler::ReadWorkloadPriority(const desired::PriorityClassToRead& what) const {
@@ -37,10 +72,10 @@ kube::Result<desired::WorkloadPriority> Reconciler::ReadWorkloadPriority(const d
     auto got = client_->Get(workload_class ? kKueueWorkloadPriorityClasses : kPriorityClasses, "", what.name);
     if (got.status().IsNotFound()) {
       return kube::Status::Local(
-          "PriorityClassNotFound",
+          kPriorityClassNotFound,
           workload_class ? "WorkloadPriorityClass " + what.name + " (the job's label " +
-                               std::string(contract::kLabelKueuePriorityClass) + ") does not exist: no Workload until it does"
-                         : "PriorityClass " + what.name + " (the template's priorityClassName) does not exist: no Workload until it does");
+                               std::string(contract::kLabelKueuePriorityClass) + ") does not exist"
+                         : "PriorityClass " + what.name + " (the template's priorityClassName) does not exist");
     }
     if (!got.ok()) return got.status();
     classes.push_back(std::move(*got));
@@ -54,6 +89,9 @@ kube::Status Reconciler::FollowPriorityLabel(const api::NcclJob& job, const Json
   if (!follow) return kube::Status::Ok();
   const desired::PriorityClassToRead what{desired::PriorityClassToRead::Kind::kWorkloadPriorityClass, *follow};
   auto priority = ReadWorkloadPriority(what);
+  if (priority.status().reason() == kPriorityClassNotFound) {
+    return kube::Status::Local(kPriorityClassNotFound, priority.status().message() + ": the Workload keeps its priority until it does");
+  }
   if (!priority.ok()) return priority.status();
   auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kMerge,
                                 desired::SetPriorityPatch(workload, *priority));
@@ -72,6 +110,10 @@ kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
   }
   Json workload = desired::Workload(job, pod_options_);
   auto priority = ReadWorkloadPriority(desired::PriorityClassOf(job));
+  if (priority.status().reason() == kPriorityClassNotFound) {
+    return kube::Status::Local(kPriorityClassNotFound, priority.status().message() + ": no Workload, so no place in queue " +
+                                                           job.queue_name + ", until it does");
+  }
   if (!priority.ok()) return priority.status();
   desired::SetPriority(workload, *priority);
   auto created = client_->Create(kKueueWorkloads, job.namespace_, workload);

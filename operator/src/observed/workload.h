@@ -23,6 +23,9 @@ struct ObservedWorkload {
   bool deactivated_for_suspend = false;  // annotation nccl.dev/suspended: the operator deactivated it
   // The ResourceFlavors of the admission (status.admission.podSetAssignments[].flavors), each once.
   std::vector<std::string> flavors;
+  // Not read from the Workload but from the API: the priority class the operator must read to make
+  // the Workload (or to follow the job's priority-class label) does not exist; says which. "" else.
+  std::string priority_class_missing;
 };
 
 ObservedWorkload ObserveWorkload(const nlohmann::json& workload);

@@ -25,6 +25,7 @@ using observed::ObservedPod;
 using observed::ObservedWorkload;
 
 constexpr const char* kReasonPodDisrupted = "PodDisrupted";
+constexpr const char* kReasonPriorityClassNotFound = "PriorityClassNotFound";
 
 class Decider {
  public:
@@ -245,15 +246,20 @@ class Decider {
       DeletePods(/*include_terminal=*/true);
       UpdateCounts();
     }
-    const std::string msg = "waiting for admission in queue " + queue +
-                            (workload_.waiting.empty() ? std::string() : ": " + workload_.waiting);
-    if (before == nullptr || before->status == "True" || before->reason != "WaitingForAdmission") {
-      Emit("Normal", "WaitingForAdmission", msg);
+    // A priority class that does not exist keeps the job out of the queue (no Workload) or at its
+    // old priority: said in the condition and a Warning, each time the class named changes.
+    const bool no_class = !workload_.priority_class_missing.empty();
+    const std::string reason = no_class ? kReasonPriorityClassNotFound : "WaitingForAdmission";
+    const std::string msg = no_class ? workload_.priority_class_missing
+                                     : "waiting for admission in queue " + queue +
+                                           (workload_.waiting.empty() ? std::string() : ": " + workload_.waiting);
+    if (before == nullptr || before->status == "True" || before->reason != reason || (no_class && before->message != msg)) {
+      Emit(no_class ? "Warning" : "Normal", reason, msg);
     }
-    Set(api::condition::kAdmitted, false, "WaitingForAdmission", msg);
+    Set(api::condition::kAdmitted, false, reason, msg);
     if (!st().IsTrue(api::condition::kRestarting)) {
       st().state = api::state::kPending;
-      Set(api::condition::kRunning, false, "WaitingForAdmission", msg);
+      Set(api::condition::kRunning, false, reason, msg);
     }
     return false;
   }

@@ -16,7 +16,8 @@
 #               admitted job deactivates its Workload and gives the quota back, resuming runs attempt 2;
 #               Workload priorities: from the job's kueue.x-k8s.io/priority-class WorkloadPriorityClass
 #               (1000) or the pods' PriorityClass (10); of two jobs waiting behind a running one the
-#               later, higher one is admitted first
+#               later, higher one is admitted first; a job whose WorkloadPriorityClass does not exist
+#               says so (Admitted condition PriorityClassNotFound, a Warning) until it is made
 #   schedule    a real kube-scheduler (its own profile, kept to this test's node, gates GenericWorkload
 #               and GangScheduling) on a node with room for 5 pods, 2 taken (the operator and a
 #               filler pod): a 4-pod job with gangScheduling Disabled binds 3 and 1 is Unschedulable;
@@ -394,11 +395,6 @@ YAML
   # jobs waiting behind a running one, the later but higher one is admitted first (with both at
   # priority 0, Kueue would take the older first).
   cat <<YAML | "$kubectl" apply -f - >/dev/null
-apiVersion: kueue.x-k8s.io/v1beta2
-kind: WorkloadPriorityClass
-metadata: {name: $kueue_cq-high}
-value: 1000
----
 apiVersion: scheduling.k8s.io/v1
 kind: PriorityClass
 metadata: {name: $kueue_cq-low}
@@ -408,7 +404,24 @@ YAML
   wait_for 60 "hold admitted and Running" nj_is hold '{.status.state}/{.status.attempt}' Running/1
   pod_spec="      priorityClassName: $kueue_cq-low" queued_job low
   wait_for 30 "low says: waiting for admission in queue q" waits_in_queue low
+  # high's WorkloadPriorityClass does not exist yet: the job says so (condition and Warning),
+  # and gets its Workload once the class is made.
   queued_job high "kueue.x-k8s.io/priority-class: $kueue_cq-high"
+  admitted_reason() { nj "$1" '{.status.conditions[?(@.type=="Admitted")].reason}'; }
+  wait_for 30 "high's Admitted condition: PriorityClassNotFound" is PriorityClassNotFound admitted_reason high
+  check "it names the missing class" \
+    "$(nj high '{.status.conditions[?(@.type=="Admitted")].message}' | grep -o "WorkloadPriorityClass $kueue_cq-high (the job's label kueue.x-k8s.io/priority-class) does not exist")" \
+    "WorkloadPriorityClass $kueue_cq-high (the job's label kueue.x-k8s.io/priority-class) does not exist"
+  check "a Warning event says so" \
+    "$(k get events --field-selector involvedObject.name=high,reason=PriorityClassNotFound -o 'jsonpath={.items[0].type}')" Warning
+  check "high has no Workload" "$(k get workloads.kueue.x-k8s.io nccljob-high -o name 2>/dev/null)" ""
+  cat <<YAML | "$kubectl" apply -f - >/dev/null
+apiVersion: kueue.x-k8s.io/v1beta2
+kind: WorkloadPriorityClass
+metadata: {name: $kueue_cq-high}
+value: 1000
+YAML
+  wait_for 30 "with the class made, high waits for admission in queue q" waits_in_queue high
   wl_priority() { k get workloads.kueue.x-k8s.io "nccljob-$1" -o 'jsonpath={.spec.priority}/{.spec.priorityClassRef.kind}/{.spec.priorityClassRef.name}'; }
   wait_for 30 "high's Workload: priority 1000 from its label's WorkloadPriorityClass" \
     is "1000/WorkloadPriorityClass/$kueue_cq-high" wl_priority high
