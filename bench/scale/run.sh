@@ -146,7 +146,10 @@ if [ -n "$jobset_dir" ]; then
   k apply --server-side -f "$jobset_dir/crds/" >/dev/null
   crds+=(crd/jobsets.jobset.x-k8s.io)
 fi
-k wait --for=condition=Established "${crds[@]}" --timeout=60s >/dev/null
+# kubectl wait fails at once ("accessor error") on a CRD the API server has not given
+# conditions yet: asked again until the deadline.
+established() { k wait --for=condition=Established "${crds[@]}" --timeout=10s >/dev/null 2>&1; }
+wait_until 60 "CRDs Established" established
 
 results=$out/results.jsonl
 common=(--controlplane "$cp_dir" --operator "$op" --audit "$audit" --out "$results")
