@@ -420,6 +420,22 @@ TEST(Decide, AStalePodOfAnotherNameHoldsBackOnlyTheId) {
   EXPECT_EQ(p.create_pods, (std::vector<int>{0, 1, 2, 3}));
 }
 
+// The name decides, not the labels: a pod named demo-2 whatever its index label holds pod 2's
+// name; demo-02, demo-+3, demo--1, demo-4 (out of range) and demo-3x hold none of the attempt's.
+TEST(Decide, ANameIsHeldByThePodOfThatExactName) {
+  auto relabelled = Pod(5, 1);
+  relabelled.name = "demo-2";
+  std::vector<ObservedPod> pods = {relabelled};
+  for (const char* name : {"demo-02", "demo-+3", "demo--1", "demo-4", "demo-3x", "demo-", "demo", "dem-1", "demox-1"}) {
+    auto odd = Pod(9, 1);
+    odd.name = name;
+    pods.push_back(odd);
+  }
+  Plan p = Decide(RunningJob(2, 1), pods, Cm(2), kNow);
+  EXPECT_EQ(p.create_pods, (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(p.delete_pods.size(), pods.size()) << "every one is stale";
+}
+
 TEST(Decide, FailFastExitCodeFailsAtOnce) {
   auto job = RunningJob();
   job.spec.failure_policy.fail_fast_exit_codes = {42};

@@ -123,8 +123,12 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   watch_child(role_bindings_, kube::resources::kRoleBindings, "rolebindings");
   watch_child(service_accounts_, kube::resources::kServiceAccounts, "serviceaccounts");
 
-  Caches caches{jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(), gang_served, scheduling_workloads_.get(),
-                services_.get(), roles_.get(), role_bindings_.get(), service_accounts_.get()};
+  auto store = [](const std::unique_ptr<kube::Informer>& informer) -> const kube::Store* {
+    return informer ? &informer->store() : nullptr;
+  };
+  Caches caches{store(jobs_),     store(pods_),  store(configmaps_),    store(workloads_),        gang_served,
+                store(scheduling_workloads_), store(services_), store(roles_), store(role_bindings_),
+                store(service_accounts_),     &pod_memo_};
   reconciler_ = std::make_unique<Reconciler>(client, caches, options_.pod_options, metrics_);
   publisher_ = std::make_unique<Publisher>(client, caches, metrics_);
 }

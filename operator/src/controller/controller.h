@@ -60,6 +60,7 @@ class Controller {
   std::unique_ptr<kube::Informer> roles_;
   std::unique_ptr<kube::Informer> role_bindings_;
   std::unique_ptr<kube::Informer> service_accounts_;
+  observed::PodMemo pod_memo_;  // shared by the reconciler and the publisher
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<Publisher> publisher_;
   std::atomic<bool> synced_{false};

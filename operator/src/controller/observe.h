@@ -8,9 +8,11 @@
 #include <vector>
 
 #include "api/nccl_job.h"
-#include "kube/informer.h"
+#include "kube/resource.h"
+#include "kube/store.h"
 #include "observed/configmap.h"
 #include "observed/pod.h"
+#include "observed/pod_memo.h"
 
 namespace ncclop::controller {
 
@@ -21,21 +23,24 @@ inline const kube::Resource kSchedulingWorkloads{"scheduling.k8s.io", "v1alpha1"
 inline const kube::Resource kKueueWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false};
 inline const kube::Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false};
 
+// The informers' caches the reconciler and the publisher read (the informers own them).
 struct Caches {
-  const kube::Informer* jobs;
-  const kube::Informer* pods;        // indexed by kPodsByJob
-  const kube::Informer* configmaps;  // filtered to the job label
-  const kube::Informer* workloads = nullptr;  // Kueue Workloads (job label); null: Kueue not served
+  const kube::Store* jobs;
+  const kube::Store* pods;        // indexed by kPodsByJob
+  const kube::Store* configmaps;  // filtered to the job label
+  const kube::Store* workloads = nullptr;  // Kueue Workloads (job label); null: Kueue not served
   // Whether the API server served scheduling.k8s.io/v1alpha1 Workloads at start (native gang
   // scheduling, desired/gang.h), and then their cache (job label): one deleted by hand is made again.
   bool scheduling_workloads_served = false;
-  const kube::Informer* scheduling_workloads = nullptr;
+  const kube::Store* scheduling_workloads = nullptr;
   // The job's Service, Role, RoleBinding and ServiceAccount (job label, metadata only,
   // cache::TrimToOwnership): one deleted by hand is made again at once (Reconciler::ChildMissing).
-  const kube::Informer* services = nullptr;
-  const kube::Informer* roles = nullptr;
-  const kube::Informer* role_bindings = nullptr;
-  const kube::Informer* service_accounts = nullptr;
+  const kube::Store* services = nullptr;
+  const kube::Store* roles = nullptr;
+  const kube::Store* role_bindings = nullptr;
+  const kube::Store* service_accounts = nullptr;
+  // Each pod version parsed once (observed/pod_memo.h); null: every read parses every pod.
+  observed::PodMemo* pod_memo = nullptr;
 };
 inline constexpr const char* kPodsByJob = "job";
 

@@ -67,7 +67,7 @@ Reconciler::Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desi
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
   std::optional<JobObservation> seen = ObserveJob(caches_, key);
   if (!seen) {  // deleted (the garbage collector removes what it owned), or unusable (logged)
-    if (!caches_.jobs->store().Get(key)) Forget(key);
+    if (!caches_.jobs->Get(key)) Forget(key);
     return ReconcileResult::Done();
   }
   api::NcclJob& job = seen->job;
@@ -194,6 +194,7 @@ void Reconciler::Forget(const std::string& key) {
     std::lock_guard<std::mutex> lock(missing_classes_mu_);
     missing_classes_.erase(key);
   }
+  if (caches_.pod_memo != nullptr) caches_.pod_memo->Forget(key);
   std::lock_guard<std::mutex> lock(ensured_mu_);
   ensured_.erase(key);
 }
@@ -225,9 +226,9 @@ ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
 }
 
 bool Reconciler::ChildMissing(const api::NcclJob& job) const {
-  auto missing = [&](const kube::Informer* cache, const std::string& name) {
+  auto missing = [&](const kube::Store* cache, const std::string& name) {
     if (cache == nullptr) return false;
-    kube::ObjectPtr cached = cache->store().Get(job.namespace_, name);
+    kube::ObjectPtr cached = cache->Get(job.namespace_, name);
     return !cached || !observed::OwnedBy(*cached, job.uid);
   };
   return (desired::UsesJobServiceAccount(job) && missing(caches_.service_accounts, contract::ServiceAccountName(job.name))) ||

@@ -26,7 +26,7 @@ constexpr const char* kPriorityClassNotFound = "PriorityClassNotFound";
 
 observed::ObservedWorkload Reconciler::ObserveWorkload(const api::NcclJob& job) const {
   if (job.queue_name.empty() || caches_.workloads == nullptr) return {};
-  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name));
+  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
   // One left by a deleted job of the same name is not this job's admission.
   observed::ObservedWorkload seen =
       cached && observed::OwnedBy(*cached, job.uid) ? observed::ObserveWorkload(*cached) : observed::ObservedWorkload{};
@@ -105,7 +105,7 @@ kube::Status Reconciler::FollowPriorityLabel(const api::NcclJob& job, const Json
 }
 
 kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
-  if (kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name))) {
+  if (kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name))) {
     return FollowPriorityLabel(job, *cached);
   }
   Json workload = desired::Workload(job, pod_options_);
@@ -127,7 +127,7 @@ kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
 }
 
 kube::Status Reconciler::FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish) {
-  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name));
+  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
   const Json condition = {{"type", "Finished"},
                           {"status", "True"},
@@ -152,7 +152,7 @@ kube::Status Reconciler::FinishWorkload(const api::NcclJob& job, const policy::P
 }
 
 kube::Status Reconciler::ReleaseWorkloadQuota(const api::NcclJob& job) {
-  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name));
+  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
   kube::PatchOptions options;
   options.subresource = "status";
@@ -167,7 +167,7 @@ kube::Status Reconciler::ReleaseWorkloadQuota(const api::NcclJob& job) {
 }
 
 kube::Status Reconciler::SetWorkloadActive(const api::NcclJob& job, bool active) {
-  kube::ObjectPtr cached = caches_.workloads->store().Get(job.namespace_, contract::WorkloadName(job.name));
+  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
   auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kMerge,
                                 desired::SetActivePatch(*cached, active));

@@ -1,9 +1,11 @@
 // The state machine of one NcclJob. Every branch reads only the job's status and what is
 // observed now, never what happened in an earlier call, so any sequence of crashes and
 // lost events converges (level-triggered).
+#include <charconv>
 #include <optional>
-#include <set>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "contract/names.h"
 #include "observed/attempt.h"
@@ -400,13 +402,12 @@ class Decider {
   void Converge() {
     const int attempt = st().attempt;
     const observed::AttemptView& view = View();
-    std::set<std::string> names_held;
-    for (const ObservedPod& p : pods_) names_held.insert(p.name);
+    const std::vector<bool> held = NamesHeld();
     for (const ObservedPod* p : view.stale) {
       if (!p->terminating) plan_.delete_pods.push_back(p->name);
     }
     for (int i = 0; i < job_.spec.replicas; ++i) {
-      if (!view.by_index.count(i) && !names_held.count(contract::PodName(job_.name, i))) plan_.create_pods.push_back(i);
+      if (!view.by_index.count(i) && !held[i]) plan_.create_pods.push_back(i);
     }
     if (cm_.attempt != attempt) plan_.write_configmap = true;  // reset to this attempt, no id
     PublishId(attempt);
@@ -424,6 +425,25 @@ class Decider {
       Set(api::condition::kRunning, false, "PodsStarting",
           std::to_string(c.running) + " of " + std::to_string(n) + " pods are running");
     }
+  }
+
+  // Which of the attempt's pod names (contract::PodName(job, i), i in [0, replicas)) a pod holds,
+  // by i: read off each pod's name rather than by building every name (a reconcile of a
+  // 4096-pod job ran this on every pod event).
+  std::vector<bool> NamesHeld() const {
+    const int n = job_.spec.replicas;
+    std::vector<bool> held(n > 0 ? n : 0, false);
+    const std::string_view job = job_.name;
+    for (const ObservedPod& p : pods_) {
+      std::string_view name = p.name;
+      if (name.size() <= job.size() + 1 || !name.starts_with(job) || name[job.size()] != '-') continue;
+      const std::string_view digits = name.substr(job.size() + 1);
+      if (digits.size() > 1 && digits[0] == '0') continue;  // PodName writes no leading zero
+      int i = -1;
+      auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), i);
+      if (ec == std::errc() && end == digits.data() + digits.size() && i >= 0 && i < n) held[i] = true;
+    }
+    return held;
   }
 
   // Level-triggered: the ConfigMap holding the current attempt's id (the reconciler drops a
