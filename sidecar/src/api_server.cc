@@ -75,41 +75,48 @@ Reply ApiServer::HandlePostId(const HttpRequest& req) {
                    {"bytes", std::to_string(req.body.size())}});
     return ErrorReply(error->status, error->message);
   }
-  const std::string& id = std::get<PostedId>(parsed).id;
-  std::string attempt = std::to_string(config_.attempt);
-  switch (slot_.Accept(id)) {
-    case AcceptOutcome::kAccepted:
-      logging::Info(kComponent, "accepted the root id", {{"attempt", attempt}, {"bytes", std::to_string(id.size())}});
-      keeper_.keep(config_.attempt, id);
-      server_.Wake();  // a GET /v1/root-id may wait for it
-      break;
-    case AcceptOutcome::kAlreadyAccepted:
-      logging::Debug(kComponent, "the same root id again", {{"attempt", attempt}});
-      break;
-    case AcceptOutcome::kConflict:
-      logging::Warn(kComponent, "refused a second, different root id", {{"attempt", attempt}});
-      return ErrorReply(409, "a different id was already accepted for attempt " + attempt +
-                                 "; one attempt has one id (start a new attempt instead)");
-  }
+  const std::string id = std::get<PostedId>(parsed).id;
+  // One step, asked at once and then on every wake until it answers or its time is up: read back
+  // what an earlier run of this sidecar kept (a restart), accept (idempotent), wait for the keep.
   // 200 only once the id outlives this process: a sidecar killed before that leaves the POST
   // unanswered, and the trainer posts the same id to the restarted one.
-  const int64_t pod_attempt = config_.attempt;
-  if (Kept(id)) return JsonReply(200, {{contract::kFieldAttempt, pod_attempt}});
-  auto started = std::chrono::steady_clock::now();
-  return ParkedReply{started + keep_wait_, [this, id, pod_attempt, started](bool expired) -> std::optional<HttpResponse> {
-                       if (Kept(id)) {
-                         auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::steady_clock::now() - started);
-                         logging::Debug(kComponent, "the root id is kept; answered the POST",
-                                        {{"attempt", std::to_string(pod_attempt)},
-                                         {"waited_ms", std::to_string(waited.count())}});
-                         return JsonReply(200, {{contract::kFieldAttempt, pod_attempt}});
-                       }
-                       if (!expired) return std::nullopt;
-                       return ErrorReply(503, "the id of attempt " + std::to_string(pod_attempt) +
-                                                  " is accepted but not on the pod yet (the API server has not "
-                                                  "taken it); POST the same id again");
-                     }};
+  const auto started = std::chrono::steady_clock::now();
+  auto step = [this, id, started](bool expired) -> std::optional<HttpResponse> {
+    const std::string attempt = std::to_string(config_.attempt);
+    if (keeper_.recall) {
+      const RecalledId recalled = keeper_.recall(config_.attempt);
+      if (!recalled.read) {
+        if (!expired) return std::nullopt;
+        return ErrorReply(503, "the sidecar could not read the id its pod may already carry for attempt " + attempt +
+                                   " (the API server is not answering); POST the same id again");
+      }
+      if (recalled.id) slot_.Restore(*recalled.id);
+    }
+    switch (slot_.Accept(id)) {
+      case AcceptOutcome::kAccepted:
+        logging::Info(kComponent, "accepted the root id", {{"attempt", attempt}, {"bytes", std::to_string(id.size())}});
+        keeper_.keep(config_.attempt, id);
+        server_.Wake();  // a GET /v1/root-id may wait for it
+        break;
+      case AcceptOutcome::kAlreadyAccepted:
+        break;
+      case AcceptOutcome::kConflict:
+        logging::Warn(kComponent, "refused a second, different root id", {{"attempt", attempt}});
+        return ErrorReply(409, "a different id was already accepted for attempt " + attempt +
+                                   "; one attempt has one id (start a new attempt instead)");
+    }
+    if (Kept(id)) {
+      auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - started);
+      logging::Debug(kComponent, "the root id is kept; answered the POST",
+                     {{"attempt", attempt}, {"waited_ms", std::to_string(waited.count())}});
+      return JsonReply(200, {{contract::kFieldAttempt, config_.attempt}});
+    }
+    if (!expired) return std::nullopt;
+    return ErrorReply(503, "the id of attempt " + attempt +
+                               " is accepted but not on the pod yet (the API server has not taken it); POST the same id again");
+  };
+  if (std::optional<HttpResponse> now = step(false)) return std::move(*now);
+  return ParkedReply{started + keep_wait_, std::move(step)};
 }
 
 Reply ApiServer::HandleGetId(const HttpRequest& req) {

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 
 #include "config.h"
@@ -18,11 +19,20 @@ namespace sidecar {
 // pod's annotations (RootReporter), or in standalone mode the board. The POST is answered 200
 // only once `kept` says so; a sidecar killed before that leaves the POST unanswered, and the
 // trainer POSTs the same id again to the restarted sidecar (docs/contracts.md).
+struct RecalledId {
+  bool read = false;              // false: not read yet (the API server is away)
+  std::optional<std::string> id;  // the id kept for the attempt, if any
+};
+
 struct RootIdKeeper {
   // Called once per accepted id (not for a repeated POST of the same id). Must not block.
   std::function<void(int64_t attempt, const std::string& id)> keep;
   // True once `id` of `attempt` is kept. Empty: kept as soon as `keep` returned.
   std::function<bool(int64_t attempt, const std::string& id)> kept;
+  // What an earlier run of this sidecar kept for `attempt` (a restarted sidecar reads it back
+  // first): a POST is answered 503 until it is read, then a different id 409, the same one 200.
+  // Empty: nothing outlives the process.
+  std::function<RecalledId(int64_t attempt)> recall;
 };
 
 class ApiServer {

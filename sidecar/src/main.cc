@@ -92,6 +92,7 @@ std::string MakeIdSource(sidecar::Config& config, sidecar::IdBoard& board, IdSou
     source->keeper.kept = [reporter = source->reporter.get()](int64_t attempt, const std::string& id) {
       return reporter->Reported(attempt, id);
     };
+    source->keeper.recall = [reporter = source->reporter.get()](int64_t attempt) { return reporter->Recall(attempt); };
   } else {
     source->keeper.keep = [](int64_t, const std::string&) {};
   }

@@ -11,6 +11,11 @@ AcceptOutcome RootIdSlot::Accept(const std::string& id) {
   return *id_ == id ? AcceptOutcome::kAlreadyAccepted : AcceptOutcome::kConflict;
 }
 
+void RootIdSlot::Restore(const std::string& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!id_) id_ = id;
+}
+
 std::optional<std::string> RootIdSlot::Get() const {
   std::lock_guard<std::mutex> lock(mu_);
   return id_;

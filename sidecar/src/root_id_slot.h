@@ -14,6 +14,9 @@ enum class AcceptOutcome { kAccepted, kAlreadyAccepted, kConflict };
 class RootIdSlot {
  public:
   AcceptOutcome Accept(const std::string& id);
+  // The id an earlier run of this sidecar accepted for the attempt (read back from the pod): held
+  // as if accepted here, unless one is held already.
+  void Restore(const std::string& id);
   std::optional<std::string> Get() const;
 
  private:

@@ -46,6 +46,37 @@ bool RootReporter::Reported(int64_t attempt, const std::string& raw_id) const {
   return reported_ && reported_->attempt == attempt && reported_->raw_id == raw_id;
 }
 
+RecalledId RootReporter::Recall(int64_t attempt) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!read_back_) return {};
+  if (reported_ && reported_->attempt == attempt) return {true, reported_->raw_id};
+  return {true, std::nullopt};
+}
+
+bool RootReporter::ReadBackOnce() {
+  kube::Result<nlohmann::json> pod = client_->Get(kube::resources::kPods, config_.name_space, config_.pod_name);
+  std::optional<std::string> id;
+  if (pod.ok()) {
+    id = IdAnnotatedFor(*pod, config_.attempt);
+  } else if (pod.status().IsNotFound() || pod.status().IsForbidden()) {
+    // Nothing to read (no pod of this name, or a Role without get): a POST is not held up for it.
+    logging::Warn(kComponent, "cannot read the root pod's id annotations; an id it carries is not known",
+                  {{"pod", config_.pod_name}, {"error", pod.status().ToString()}});
+  } else {
+    logging::Warn(kComponent, "could not read the root pod; retrying",
+                  {{"pod", config_.pod_name}, {"error", pod.status().ToString()}});
+    return false;
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  read_back_ = true;
+  if (id && !reported_) {
+    reported_ = Pending{config_.attempt, *id};
+    logging::Info(kComponent, "the root pod already carries the id of this attempt (this sidecar was restarted)",
+                  {{"pod", config_.pod_name}, {"attempt", std::to_string(config_.attempt)}});
+  }
+  return true;
+}
+
 bool RootReporter::PatchOnce(const Pending& pending) {
   kube::Result<nlohmann::json> pod =
       client_->Patch(kube::resources::kPods, config_.name_space, config_.pod_name, kube::PatchType::kMerge,
@@ -66,6 +97,11 @@ bool RootReporter::PatchOnce(const Pending& pending) {
 
 void RootReporter::Run(std::stop_token stop) {
   kube::Backoff backoff(kube::BackoffPolicy{std::chrono::milliseconds(200), std::chrono::milliseconds(10000), 2.0, 0.5});
+  while (!ReadBackOnce()) {
+    if (!kube::SleepFor(backoff.Next(), stop)) return;
+  }
+  backoff.Reset();
+  if (on_reported_) on_reported_();  // a POST answered 503 meanwhile may be posted again at once
   while (!stop.stop_requested()) {
     Pending pending;
     {

@@ -3,7 +3,9 @@
 // or the sidecar stops, on its own thread; the trainer's POST waits for Reported() (api_server.h,
 // RootIdKeeper), so an id is never only in the memory of a sidecar that answered for it. A
 // sidecar told to stop while an id is not on the pod yet keeps reporting it first
-// (WaitReported), for a trainer that ended without waiting for its answer.
+// (WaitReported), for a trainer that ended without waiting for its answer. First of all it reads
+// back the id its pod already carries for the attempt (a restarted sidecar: Recall), retrying
+// until the API server answers.
 #pragma once
 
 #include <chrono>
@@ -17,6 +19,7 @@
 #include <string>
 #include <thread>
 
+#include "api_server.h"
 #include "config.h"
 #include "kube/client.h"
 
@@ -32,6 +35,8 @@ class RootReporter {
   void Report(int64_t attempt, const std::string& raw_id);
   void Stop();
   bool Reported(int64_t attempt, const std::string& raw_id) const;  // this id is on the pod
+  // The id the pod carried for `attempt` when the reporter started (RootIdKeeper::recall).
+  RecalledId Recall(int64_t attempt) const;
   // True once no id waits to be reported (at once when none was posted); false after timeout.
   bool WaitReported(std::chrono::milliseconds timeout);
 
@@ -42,6 +47,8 @@ class RootReporter {
   };
   void Run(std::stop_token stop);
   bool PatchOnce(const Pending& pending);
+  // Reads the pod's id annotations once; false to try again later.
+  bool ReadBackOnce();
 
   std::shared_ptr<kube::Client> client_;
   const Config& config_;
@@ -49,6 +56,7 @@ class RootReporter {
   std::condition_variable_any wake_;
   std::optional<Pending> pending_;  // guarded by mu_
   std::optional<Pending> reported_;  // guarded by mu_: the last id put on the pod
+  bool read_back_ = false;           // guarded by mu_: the pod's annotations were read at start
   std::function<void()> on_reported_;
   std::jthread thread_;
 };

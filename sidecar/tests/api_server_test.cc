@@ -69,6 +69,10 @@ class RunningApi {
                         [this](int64_t attempt, const std::string& id) {
                           std::lock_guard<std::mutex> lock(mu_);
                           return keep_now_ || kept_ == std::pair(attempt, id);
+                        },
+                        [this](int64_t attempt) {
+                          std::lock_guard<std::mutex> lock(mu_);
+                          return attempt == config_.attempt ? recalled_ : RecalledId{true, std::nullopt};
                         }};
     server_ = std::make_unique<ApiServer>(config_, board_, std::move(keeper), keep_wait);
     port_ = server_->Bind(config_.listen);
@@ -87,6 +91,11 @@ class RunningApi {
   std::vector<std::pair<int64_t, std::string>> sunk() {
     std::lock_guard<std::mutex> lock(mu_);
     return sunk_;
+  }
+  // What the keeper recalls for the pod's attempt (as RootReporter from the pod it read at start).
+  void Recall(RecalledId recalled) {
+    std::lock_guard<std::mutex> lock(mu_);
+    recalled_ = std::move(recalled);
   }
   // The keeper has kept this id (as RootReporter once the annotation is on the pod).
   void Keep(int64_t attempt, const std::string& id) {
@@ -107,6 +116,7 @@ class RunningApi {
   std::vector<std::pair<int64_t, std::string>> sunk_;
   bool keep_now_;
   std::pair<int64_t, std::string> kept_;
+  RecalledId recalled_{true, std::nullopt};  // read, nothing kept before this process
 };
 
 TEST(ApiServer, BindsAFreePort) {
@@ -156,6 +166,35 @@ TEST(ApiServer, RootRefusesASecondDifferentIdWith409) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 409);
   EXPECT_EQ(api.sunk().size(), 1u);
+}
+
+// A restarted root sidecar holds the id its pod already carries for the attempt: the same id is
+// answered 200 at once (nothing to keep again), another one 409. A POST waits for the pod to be
+// read (up to the keep wait, then 503).
+TEST(ApiServer, ARestartedRootHoldsTheIdItsPodCarries) {
+  {
+    RunningApi unread(PodConfig(0, 3), /*keep_now=*/false, std::chrono::milliseconds(300));
+    unread.Recall(RecalledId{false, std::nullopt});
+    auto early = unread.client().Post("/v1/id", MakeId('a'), "application/octet-stream");
+    ASSERT_TRUE(early);
+    EXPECT_EQ(early->status, 503) << "the pod was never read";
+    EXPECT_NE(early->body.find("POST the same id again"), std::string::npos) << early->body;
+    EXPECT_TRUE(unread.sunk().empty()) << "nothing accepted before the pod is read";
+  }
+  RunningApi api(PodConfig(0, 3), /*keep_now=*/false);
+  api.Recall(RecalledId{false, std::nullopt});
+  auto waiting = std::async(std::launch::async, [&] { return api.client().Post("/v1/id", MakeId('a'), "application/octet-stream"); });
+  ASSERT_TRUE(WaitUntil([&] { return api.waiting() == 1; })) << "the POST waits for the pod to be read";
+  api.Recall(RecalledId{true, MakeId('k')});
+  api.Keep(3, MakeId('k'));  // the pod carries it (and Keep wakes the waiting POST)
+  auto other = waiting.get();
+  ASSERT_TRUE(other);
+  EXPECT_EQ(other->status, 409);
+  EXPECT_NE(other->body.find("a different id was already accepted for attempt 3"), std::string::npos) << other->body;
+  auto same = api.client().Post("/v1/id", MakeId('k'), "application/octet-stream");
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 200);
+  EXPECT_TRUE(api.sunk().empty()) << "the id on the pod is not reported again";
 }
 
 // The root gap (tests/chaos, root-sidecar): a sidecar that answered 200 and was then killed

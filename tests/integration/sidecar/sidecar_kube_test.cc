@@ -388,6 +388,49 @@ TEST_F(SidecarKubeTest, RootSidecarKilledBeforeAnnotatingLosesNoId) {
   EXPECT_EQ(second->Terminate(), 0) << second->Log();
 }
 
+// A root sidecar restarted after it put the id on its pod (the kubelet restarts a native sidecar
+// that crashed) reads the id back from its pod: one attempt keeps one id across restarts, so a
+// different id is refused with 409 and the same one answered 200, the pod unchanged.
+TEST_F(SidecarKubeTest, ARestartedRootHoldsTheIdAlreadyOnItsPod) {
+  CreateRootPod();
+  PublishConfigMap(1, std::nullopt);
+  const std::string id = SomeId(9);
+  auto first = StartSidecar(0, 1);
+  const std::string listen = "127.0.0.1:" + std::to_string(first->api_port());
+  {
+    httplib::Client client("127.0.0.1", first->api_port());
+    auto posted = client.Post("/v1/id", id, "application/octet-stream");
+    ASSERT_TRUE(posted);
+    ASSERT_EQ(posted->status, 200) << posted->body;
+  }
+  first->Kill();
+  const std::string resource_version = [&] {
+    auto pod = admin_->Get(kube::resources::kPods, ns_, std::string(kJob) + "-0");
+    return pod.ok() ? (*pod)["metadata"].value("resourceVersion", "") : std::string();
+  }();
+
+  auto second = StartSidecar(0, 1, listen, /*run=*/2);
+  httplib::Client client("127.0.0.1", second->api_port());
+  client.set_read_timeout(seconds(30));
+  // Posted at once: the POST waits for the sidecar to read its pod.
+  auto other = client.Post("/v1/id", SomeId(10), "application/octet-stream");
+  ASSERT_TRUE(other) << second->Log();
+  EXPECT_EQ(other->status, 409) << other->body << second->Log();
+  EXPECT_NE(other->body.find("a different id was already accepted for attempt 1"), std::string::npos) << other->body;
+  auto same = client.Post("/v1/id", id, "application/octet-stream");
+  ASSERT_TRUE(same);
+  EXPECT_EQ(same->status, 200) << same->body << second->Log();
+  EXPECT_NE(second->Log().find("the root pod already carries the id of this attempt"), std::string::npos) << second->Log();
+
+  json annotations = RootPodAnnotations();
+  EXPECT_EQ(annotations.value("nccl.dev/unique-id", ""), contract::Base64Encode(id));
+  EXPECT_EQ(annotations.value("nccl.dev/unique-id-attempt", ""), "1");
+  auto pod = admin_->Get(kube::resources::kPods, ns_, std::string(kJob) + "-0");
+  ASSERT_TRUE(pod.ok());
+  EXPECT_EQ((*pod)["metadata"].value("resourceVersion", ""), resource_version) << "the pod was not written again";
+  EXPECT_EQ(second->Terminate(), 0) << second->Log();
+}
+
 TEST_F(SidecarKubeTest, CarriesOnAcrossAnApiServerRestart) {
   PublishConfigMap(1, std::nullopt);
   auto worker = StartSidecar(1, 1);
