@@ -34,8 +34,6 @@ Exit status 1 when an invariant failed in any run."""
 import argparse
 import json
 import os
-import random
-import shutil
 import signal
 import statistics
 import subprocess
@@ -45,6 +43,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import invariants  # noqa: E402
 from cluster import ATTEMPT_LABEL, JOB_LABEL, Cluster, jobs_path, log, wait_until  # noqa: E402
+from start_up import add_run_options, start  # noqa: E402
 
 KINDS = ["operator", "trainer-preid", "trainer-postid", "trainer-init", "trainer-train", "sidecar",
          "root-sidecar", "apiserver", "etcd-compact"]
@@ -287,34 +286,15 @@ def main():
     ap.add_argument("--replicas", type=int, default=3, help="pods per job (default 3)")
     ap.add_argument("--init-timeout", type=int, default=INIT_TIMEOUT,
                     help=f"the jobs' initTimeoutSeconds (default {INIT_TIMEOUT})")
-    ap.add_argument("--seed", type=int, default=None, help="random seed (printed when not given)")
     ap.add_argument("--max-minutes", type=float, default=60, help="stop starting runs after this (default 60)")
-    ap.add_argument("--bridge-index", type=int, default=15, choices=range(11, 16), metavar="11..15",
-                    help="testnode bridge tnc<i>, pods on 10.246.<i>.0/24 (default 15; one per concurrent run)")
-    ap.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "..", "build"))
-    ap.add_argument("--work", default=None, help="state dir (default BUILD/chaos; wiped first)")
+    add_run_options(ap, "chaos", bridge_index=15)
     ap.add_argument("--json", default=None, help="write the per-run records and the summary here")
     args = ap.parse_args()
-    # SIGTERM and SIGINT (ignored in background jobs otherwise) end the run through its cleanup.
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda number, _: sys.exit(128 + number))
     kinds = [k for k in args.kinds.split(",") if k]
     unknown = [k for k in kinds if k not in KINDS]
     if unknown or args.runs < 1 or args.replicas < 2 or args.jobs < 1:
         ap.error(f"unknown kinds {unknown}" if unknown else "--runs >= 1, --jobs >= 1, --replicas >= 2")
-    if os.geteuid() != 0:
-        print("SKIP: the chaos harness needs root (testnode's network namespaces)")
-        return 77
-    build = os.path.abspath(args.build)
-    for exe in ("operator/nccl-operator", "sidecar/nccl-sidecar", "runtime/nccl-allreduce"):
-        if not os.access(f"{build}/{exe}", os.X_OK):
-            print(f"chaos: {build}/{exe} is not built", file=sys.stderr)
-            return 2
-    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
-    rng = random.Random(seed)
-    work = os.path.abspath(args.work or f"{build}/chaos")
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    build, seed, rng, work = start(args, "chaos", "the chaos harness")
     log(f"seed {seed}, {args.runs} runs of {args.jobs} x {args.replicas}-pod jobs, kinds {kinds}, state {work}")
     cluster = Cluster(work, build, bridge_index=args.bridge_index)
     started = time.monotonic()
@@ -352,12 +332,7 @@ def main():
                 attempts[name] = run.state(name).get("attempt")
                 violations += invariants.status_matches_pods(cluster.api, cluster.ns, name, creates)
                 violations += invariants.ids_of_own_attempt(cluster.trainer_logs, name)
-            uids = set()
-            for name in run.names:
-                obj = cluster.api.get(jobs_path(cluster.ns, name))
-                if obj:
-                    uids.add(obj["metadata"]["uid"])
-                cluster.api.call("DELETE", jobs_path(cluster.ns, name))
+            uids = cluster.delete_jobs(run.names)
             try:
                 wait_until(f"run {number}: nothing left", 90, lambda: not invariants.leftovers(cluster.api, cluster.ns, uids), 0.5)
             except TimeoutError:

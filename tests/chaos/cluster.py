@@ -210,6 +210,16 @@ class Cluster:
         except subprocess.CalledProcessError:
             return False
 
+    def delete_jobs(self, names):
+        """Deletes these NcclJobs; returns the UIDs of those there were (what must not be left)."""
+        uids = set()
+        for name in names:
+            obj = self.api.get(jobs_path(self.ns, name))
+            if obj:
+                uids.add(obj["metadata"]["uid"])
+            self.api.call("DELETE", jobs_path(self.ns, name))
+        return uids
+
     def kill_operator(self):
         self.operator_proc.send_signal(signal.SIGKILL)
         self.operator_proc.wait()

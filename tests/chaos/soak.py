@@ -17,10 +17,7 @@ ended Failed, or objects of deleted jobs were left at the end. Needs root (testn
 (loopback and the bridge tnc<--bridge-index>)."""
 import argparse
 import os
-import random
 import re
-import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -29,6 +26,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import invariants  # noqa: E402
 from chaos import job_object, trainer_script  # noqa: E402
 from cluster import Cluster, jobs_path, log, wait_until  # noqa: E402
+from start_up import add_run_options, start  # noqa: E402
 
 
 def proc_sample(pid):
@@ -91,27 +89,12 @@ def main():
     ap.add_argument("--jobs", type=int, default=50, help="NcclJobs alive at a time (default 50)")
     ap.add_argument("--replicas", type=int, default=4, help="pods per job (default 4)")
     ap.add_argument("--sample", type=float, default=10, help="seconds between samples (default 10)")
-    ap.add_argument("--seed", type=int, default=None)
     ap.add_argument("--heap", action="store_true",
                     help="also sample malloc's bytes in use (gdb attaches to the operator each sample)")
-    ap.add_argument("--bridge-index", type=int, default=14, choices=range(11, 16), metavar="11..15",
-                    help="testnode bridge tnc<i>, pods on 10.246.<i>.0/24 (default 14; one per concurrent run)")
-    ap.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "..", "build"))
-    ap.add_argument("--work", default=None, help="state dir (default BUILD/soak; wiped first)")
+    add_run_options(ap, "soak", bridge_index=14)
     ap.add_argument("--csv", default=None, help="write the samples here too")
     args = ap.parse_args()
-    # SIGTERM and SIGINT (ignored in background jobs otherwise) end the run through its cleanup.
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(sig, lambda number, _: sys.exit(128 + number))
-    if os.geteuid() != 0:
-        print("SKIP: the soak needs root (testnode's network namespaces)")
-        return 77
-    build = os.path.abspath(args.build)
-    seed = args.seed if args.seed is not None else random.randrange(1 << 30)
-    rng = random.Random(seed)
-    work = os.path.abspath(args.work or f"{build}/soak")
-    shutil.rmtree(work, ignore_errors=True)
-    os.makedirs(work)
+    build, seed, rng, work = start(args, "soak", "the soak")
     cluster = Cluster(work, build, ns="soak", bridge_index=args.bridge_index)
     problems, samples = [], []
     made = {"succeed": 0, "fail-once": 0, "delete": 0}
@@ -189,11 +172,7 @@ def main():
                     print(line, file=csv, flush=True)
             time.sleep(0.5)
         # wind down: delete everything, nothing may stay
-        for name in list(live):
-            j = cluster.api.get(jobs_path(cluster.ns, name))
-            if j:
-                deleted_uids.add(j["metadata"]["uid"])
-            cluster.api.call("DELETE", jobs_path(cluster.ns, name))
+        deleted_uids |= cluster.delete_jobs(list(live))
         try:
             wait_until("soak: nothing left", 180,
                        lambda: not invariants.leftovers(cluster.api, cluster.ns, deleted_uids), 1)
