@@ -256,7 +256,9 @@ Status Client::Watch(const Resource& r, std::string_view ns, const WatchOptions&
   if (options.allow_bookmarks) q.emplace_back("allowWatchBookmarks", "true");
   if (options.timeout_seconds > 0) q.emplace_back("timeoutSeconds", std::to_string(options.timeout_seconds));
 
-  WatchDecoder decoder;
+  std::vector<MemberPath> drop;
+  for (const std::string& field : options.drop_fields) drop.push_back(ParseMemberPath(field));
+  WatchDecoder decoder(WatchDecoder::kDefaultMaxLineBytes, std::move(drop));
   Status ended;           // set by an ERROR event
   bool handler_stopped = false;
   auto sink = [&](Result<WatchEvent>&& event) {

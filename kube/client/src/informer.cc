@@ -116,6 +116,8 @@ void Informer::Run(std::stop_token stop) {
     wo.field_selector = options_.field_selector;
     wo.resource_version = cache_updater_.resource_version();
     wo.allow_bookmarks = true;
+    wo.drop_fields = options_.drop_at_decode;
+    if (options_.strip_managed_fields) wo.drop_fields.push_back("metadata.managedFields");
     // Spread watch ends so many informers do not reconnect at the same moment.
     const int base = std::max(1, options_.watch_timeout_seconds);
     wo.timeout_seconds = base + static_cast<int>(rng() % static_cast<unsigned>(base));

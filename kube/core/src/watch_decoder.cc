@@ -1,4 +1,5 @@
 #include <cstring>
+#include <optional>
 
 #include "kube/watch.h"
 
@@ -59,8 +60,10 @@ Status WatchEvent::ErrorStatus() const {
   return s;
 }
 
-Result<WatchEvent> DecodeWatchLine(std::string_view line) {
-  auto j = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+Result<WatchEvent> DecodeWatchLine(std::string_view line, const std::vector<MemberPath>& drop) {
+  std::optional<std::string> skimmed;
+  if (!drop.empty()) skimmed = DropMembers(line, drop);  // not well-formed: parsed whole, for the error
+  auto j = nlohmann::json::parse(skimmed ? std::string_view(*skimmed) : line, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded() || !j.is_object()) {
     constexpr std::size_t kShown = 120;
     return Status::Local("DecodeError", "watch event is not a JSON object: " +
@@ -82,10 +85,19 @@ Result<WatchEvent> DecodeWatchLine(std::string_view line) {
 
 WatchDecoder::WatchDecoder(std::size_t max_line_bytes) : max_line_bytes_(max_line_bytes) {}
 
+WatchDecoder::WatchDecoder(std::size_t max_line_bytes, std::vector<MemberPath> drop_from_objects)
+    : max_line_bytes_(max_line_bytes) {
+  for (MemberPath& path : drop_from_objects) {
+    if (path.empty()) continue;
+    path.insert(path.begin(), "object");
+    drop_.push_back(std::move(path));
+  }
+}
+
 void WatchDecoder::DecodeLine(std::string_view line, const Sink& sink) {
   line = TrimCr(line);
   if (line.empty()) return;  // keep-alive blank lines
-  sink(DecodeWatchLine(line));
+  sink(DecodeWatchLine(line, drop_));
 }
 
 void WatchDecoder::Feed(std::string_view chunk, const Sink& sink) {

@@ -71,7 +71,10 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   // pages bound the memory of a relist of full pods.
   child_opts.transform = cache::TrimPod;
   child_opts.list_page_size = 100;
+  // TrimPod drops the spec too: a watched pod's spec (~40 % of it as served) is not parsed.
+  child_opts.drop_at_decode = {"spec"};
   pods_ = std::make_unique<kube::Informer>(client, kube::resources::kPods, child_opts);
+  child_opts.drop_at_decode.clear();
   child_opts.name = "configmaps";
   // ConfigMaps are written back whole (conditional update), so they are cached whole.
   child_opts.transform = nullptr;

@@ -87,6 +87,9 @@ struct WatchOptions {
   // resourceVersion). The stream has no overall client timeout; it is considered dead when
   // no byte arrives for timeout_seconds + 30 s.
   int timeout_seconds = 300;
+  // Members of each event's object skipped before parsing, as dotted paths from the object
+  // ("spec", "metadata.managedFields"): a watcher that never reads them does not pay for them.
+  std::vector<std::string> drop_fields;
 };
 
 // Per-call limits, for callers that must not block past a deadline of their own (leader

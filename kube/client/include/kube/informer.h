@@ -40,7 +40,11 @@ struct InformerOptions {
   std::string name;  // for logs; defaults to the resource plural
   // Applied to every listed and watched object (after the managedFields strip below).
   ObjectTransform transform;
-  bool strip_managed_fields = true;
+  bool strip_managed_fields = true;  // also skipped unparsed in watch events (kube/json_skim.h)
+  // Members of each watched object never parsed, as dotted paths ("spec"): for fields the
+  // transform would drop anyway, the decoder skips their bytes instead (kube/json_skim.h).
+  // Listed objects are parsed whole and transformed.
+  std::vector<std::string> drop_at_decode;
   // Items per list page. Each page is transformed before the next is fetched, so a smaller
   // page lowers the peak memory of a (re)list of large objects.
   std::int64_t list_page_size = 500;

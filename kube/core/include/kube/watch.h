@@ -8,9 +8,11 @@
 #include <functional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "kube/json_skim.h"
 #include "kube/status.h"
 
 namespace kube {
@@ -33,6 +35,9 @@ class WatchDecoder {
   // A line longer than this is an error (protects memory from a broken stream).
   static constexpr std::size_t kDefaultMaxLineBytes = 64u << 20;
   explicit WatchDecoder(std::size_t max_line_bytes = kDefaultMaxLineBytes);
+  // Members of each event's object never parsed (json_skim.h), e.g. {"spec"}, {"metadata",
+  // "managedFields"}: paths from the object.
+  WatchDecoder(std::size_t max_line_bytes, std::vector<MemberPath> drop_from_objects);
 
   // Called once per complete line: an event, or a Status with reason "DecodeError" for a
   // line that is not a valid event (the decoder then carries on with the next line).
@@ -47,11 +52,13 @@ class WatchDecoder {
   void DecodeLine(std::string_view line, const Sink& sink);
 
   std::size_t max_line_bytes_;
+  std::vector<MemberPath> drop_;  // from the event: {"object", ...}
   std::string pending_;
   bool skipping_oversized_ = false;
 };
 
-// Decodes one line (exposed for tests and benchmarks).
-Result<WatchEvent> DecodeWatchLine(std::string_view line);
+// Decodes one line (exposed for tests and benchmarks), without the members at `drop` (paths from
+// the event: {"object", "spec"}).
+Result<WatchEvent> DecodeWatchLine(std::string_view line, const std::vector<MemberPath>& drop = {});
 
 }  // namespace kube
