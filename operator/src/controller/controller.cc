@@ -106,20 +106,22 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   if (workloads_) workloads_->AddEventHandlers(owner_handlers);
 
   const bool gang_served = ServesSchedulingWorkloads(*client, options_.namespace_);
+  // A child EnsureChildren makes that is deleted or changed (its owner) has its job make sure of
+  // its children again (Reconciler::ChildChanged).
+  kube::EventHandlers changed_handlers{nullptr, [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { ChildChanged(o); },
+                                       [this](const kube::ObjectPtr& o) { ChildChanged(o); }};
   if (gang_served) {
     child_opts.name = "scheduling-workloads";
     scheduling_workloads_ = std::make_unique<kube::Informer>(client, kSchedulingWorkloads, child_opts);
     scheduling_workloads_->AddEventHandlers(owner_handlers);
+    scheduling_workloads_->AddEventHandlers(changed_handlers);
   }
-  // Only a deletion (or a change of owner) of these matters: their job is looked at again and
-  // makes them again. Only their metadata is cached.
+  // Only a deletion (or a change of owner) of these matters. Only their metadata is cached.
   child_opts.transform = cache::TrimToOwnership;
-  kube::EventHandlers gone_handlers{nullptr, [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { EnqueueOwner(o); },
-                                    [this](const kube::ObjectPtr& o) { EnqueueOwner(o); }};
   auto watch_child = [&](std::unique_ptr<kube::Informer>& informer, const kube::Resource& resource, const char* name) {
     child_opts.name = name;
     informer = std::make_unique<kube::Informer>(client, resource, child_opts);
-    informer->AddEventHandlers(gone_handlers);
+    informer->AddEventHandlers(changed_handlers);
   };
   watch_child(services_, kube::resources::kServices, "services");
   watch_child(roles_, kube::resources::kRoles, "roles");
@@ -142,6 +144,13 @@ void Controller::EnqueueJob(const kube::ObjectPtr& object) { queue_.Add(kube::Ob
 
 void Controller::EnqueueOwner(const kube::ObjectPtr& object) {
   if (std::string job = observed::OwningJobKey(*object); !job.empty()) queue_.Add(job);
+}
+
+void Controller::ChildChanged(const kube::ObjectPtr& object) {
+  std::string job = observed::OwningJobKey(*object);
+  if (job.empty()) return;
+  reconciler_->ChildChanged(job);
+  queue_.Add(job);
 }
 
 void Controller::EnqueuePublish(const kube::ObjectPtr& before, const kube::ObjectPtr& now) {

@@ -40,6 +40,8 @@ class Controller {
  private:
   void EnqueueJob(const kube::ObjectPtr& object);
   void EnqueueOwner(const kube::ObjectPtr& object);
+  // A child of a job (Service, Role, RoleBinding, ServiceAccount, gang Workload) was deleted or changed.
+  void ChildChanged(const kube::ObjectPtr& object);
   void EnqueuePublish(const kube::ObjectPtr& before, const kube::ObjectPtr& now);
   void Work();
   void PublishWork();

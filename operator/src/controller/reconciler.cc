@@ -197,18 +197,29 @@ void Reconciler::Forget(const std::string& key) {
   if (caches_.pod_memo != nullptr) caches_.pod_memo->Forget(key);
   std::lock_guard<std::mutex> lock(ensured_mu_);
   ensured_.erase(key);
+  children_changed_.erase(key);
+}
+
+void Reconciler::ChildChanged(const std::string& key) {
+  std::lock_guard<std::mutex> lock(ensured_mu_);
+  children_changed_[key] = ++child_changes_;
 }
 
 ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   const std::string key = observed::JobKey(job.namespace_, job.name);
   bool ensured = false;
+  std::uint64_t change = 0;  // the last ChildChanged of the job, 0: none
   {
     std::lock_guard<std::mutex> lock(ensured_mu_);
     auto it = ensured_.find(key);
     ensured = it != ensured_.end() && it->second == job.uid;
+    if (auto c = children_changed_.find(key); c != children_changed_.end()) change = c->second;
   }
   // Made sure of once a process, and again when one is gone (deleted by hand).
-  if (ensured && !ChildMissing(job)) return ReconcileResult::Done();
+  if (ensured && (change == 0 || !ChildMissing(job))) {
+    ClearChildChange(key, change);
+    return ReconcileResult::Done();
+  }
   const std::string& ns = job.namespace_;
   // A template naming its own ServiceAccount keeps it (desired/rbac.h): no per-job one is made.
   if (desired::UsesJobServiceAccount(job)) {
@@ -220,9 +231,18 @@ ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   if (UsesGang(job)) {
     if (auto r = EnsureSchedulingWorkload(job); !r.done()) return r;
   }
-  std::lock_guard<std::mutex> lock(ensured_mu_);
-  ensured_[key] = job.uid;
+  {
+    std::lock_guard<std::mutex> lock(ensured_mu_);
+    ensured_[key] = job.uid;
+  }
+  ClearChildChange(key, change);
   return ReconcileResult::Done();
+}
+
+void Reconciler::ClearChildChange(const std::string& key, std::uint64_t seen) {
+  if (seen == 0) return;
+  std::lock_guard<std::mutex> lock(ensured_mu_);
+  if (auto c = children_changed_.find(key); c != children_changed_.end() && c->second == seen) children_changed_.erase(c);
 }
 
 bool Reconciler::ChildMissing(const api::NcclJob& job) const {

@@ -27,13 +27,17 @@ class Reconciler {
   Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desired::PodOptions pod_options,
              metrics::Metrics* metrics);
   ReconcileResult Reconcile(const std::string& key);
+  // A child EnsureChildren makes was deleted or changed (the controller's watch): the job's next
+  // reconcile looks in the caches whether one is missing, and makes sure of them again if so.
+  void ChildChanged(const std::string& key);
 
  private:
   // The plan's steps in plan.h's order; each returns at the first that does not go through.
   ReconcileResult Carry(const JobObservation& seen, const policy::Plan& plan);
   ReconcileResult EnsureChildren(const api::NcclJob& job);
-  // Whether a child EnsureChildren makes is not in its cache as this job's (deleted by hand,
-  // or not seen yet); false for a kind with no cache.
+  // Whether a child EnsureChildren makes is not in its cache as this job's (deleted by hand);
+  // false for a kind with no cache. Asked only after ChildChanged, so a child created and not
+  // yet in its cache costs nothing.
   bool ChildMissing(const api::NcclJob& job) const;
   ReconcileResult WriteConfigMap(const JobObservation& seen, const policy::Plan& plan);
   // Writes desired's data over `current` (the cached or fresh ConfigMap), conditional on its
@@ -74,10 +78,16 @@ class Reconciler {
   EventRecorder events_;
   // Jobs (namespace/name -> UID) whose ServiceAccount/Role/RoleBinding/Service (and gang
   // Workload) this process already made sure of, to spare the API server five creates per
-  // reconcile; made sure of again when one is gone from its cache (ChildMissing). Reset by a
-  // restart; an entry goes when its job is gone.
+  // reconcile; made sure of again when, after ChildChanged, one is gone from its cache
+  // (ChildMissing). Reset by a restart; an entry goes when its job is gone.
   std::mutex ensured_mu_;
   std::map<std::string, std::string> ensured_;  // guarded by ensured_mu_
+  // Jobs with a child changed since they were last made sure of (ChildChanged), each with the
+  // number of the last change, so that only the change looked at is cleared.
+  std::map<std::string, std::uint64_t> children_changed_;  // guarded by ensured_mu_
+  std::uint64_t child_changes_ = 0;                        // guarded by ensured_mu_
+  // Clears the job's change `seen` (0: none) unless a newer one came meanwhile.
+  void ClearChildChange(const std::string& key, std::uint64_t seen);
 
   // The verdict that a job's pods cannot be created (policy/pod_refusal.h: malformed, or
   // Forbidden for longer than failurePolicy.forbiddenRetrySeconds), by namespace/name, for the
