@@ -159,18 +159,12 @@ void Controller::EnqueuePublish(const kube::ObjectPtr& before, const kube::Objec
 }
 
 void Controller::Start() {
-  jobs_->Start();
-  pods_->Start();
-  configmaps_->Start();
-  if (workloads_) workloads_->Start();
-  if (scheduling_workloads_) scheduling_workloads_->Start();
-  for (auto* inf : ChildInformers()) inf->Start();
+  for (kube::Informer* inf : Informers()) inf->Start();
   // Workers start only on full caches: a reconcile on a half-listed cache would create pods
   // that already exist or miss a published id.
   starter_ = std::jthread([this](std::stop_token stop) {
-    for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(), scheduling_workloads_.get(),
-                                services_.get(), roles_.get(), role_bindings_.get(), service_accounts_.get()}) {
-      while (inf && !stop.stop_requested() && !inf->WaitForSync(std::chrono::milliseconds(500))) {
+    for (kube::Informer* inf : Informers()) {
+      while (!stop.stop_requested() && !inf->WaitForSync(std::chrono::milliseconds(500))) {
       }
     }
     if (stop.stop_requested()) return;
@@ -241,16 +235,16 @@ void Controller::Stop() {
   queue_.ShutDown();
   publish_queue_.ShutDown();
   workers_.clear();  // joins; a reconcile in flight finishes its current API call sequence
-  jobs_->Stop();
-  pods_->Stop();
-  configmaps_->Stop();
-  if (workloads_) workloads_->Stop();
-  if (scheduling_workloads_) scheduling_workloads_->Stop();
-  for (auto* inf : ChildInformers()) inf->Stop();
+  for (kube::Informer* inf : Informers()) inf->Stop();
 }
 
-std::vector<kube::Informer*> Controller::ChildInformers() const {
-  return {services_.get(), roles_.get(), role_bindings_.get(), service_accounts_.get()};
+std::vector<kube::Informer*> Controller::Informers() const {
+  std::vector<kube::Informer*> out;
+  for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(), scheduling_workloads_.get(),
+                              services_.get(), roles_.get(), role_bindings_.get(), service_accounts_.get()}) {
+    if (inf != nullptr) out.push_back(inf);
+  }
+  return out;
 }
 
 std::size_t Controller::QueueDepth() const { return queue_.Len(); }

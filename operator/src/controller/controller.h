@@ -45,8 +45,8 @@ class Controller {
   void EnqueuePublish(const kube::ObjectPtr& before, const kube::ObjectPtr& now);
   void Work();
   void PublishWork();
-  // The Service, Role, RoleBinding and ServiceAccount informers.
-  std::vector<kube::Informer*> ChildInformers() const;
+  // Every informer this controller runs (those of APIs not served are absent), in start order.
+  std::vector<kube::Informer*> Informers() const;
 
   ControllerOptions options_;
   metrics::Metrics* metrics_;
