@@ -143,8 +143,10 @@ TEST(Decide, AMissingPriorityClassIsInTheAdmittedConditionAndAWarningUntilItExis
   EXPECT_EQ(p.status.Find("Running")->reason, "PriorityClassNotFound");
   ASSERT_TRUE(HasEvent(p, "PriorityClassNotFound"));
   for (const Event& e : p.events) {
-    if (e.reason == "PriorityClassNotFound") EXPECT_EQ(e.type, "Warning");
-    if (e.reason == "PriorityClassNotFound") EXPECT_EQ(e.message, missing);
+    if (e.reason == "PriorityClassNotFound") {
+      EXPECT_EQ(e.type, "Warning");
+      EXPECT_EQ(e.message, missing);
+    }
   }
   EXPECT_FALSE(HasEvent(p, "WaitingForAdmission"));
 
