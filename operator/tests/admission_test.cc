@@ -393,3 +393,110 @@ TEST(SetActivePatch, ConditionalAndMarked) {
 
 }  // namespace
 }  // namespace ncclop::policy
+
+namespace ncclop::policy {
+namespace {
+
+ObservedWorkload WithPodsReady(ObservedWorkload wl, const char* status, const char* reason) {
+  wl.pods_ready_status = status;
+  wl.pods_ready_reason = reason;
+  return wl;
+}
+
+TEST(ObserveWorkload, ReadsThePodsReadyCondition) {
+  ObservedWorkload wl = ObserveWorkload(Json::parse(R"({"status":{"conditions":[
+      {"type":"Admitted","status":"True"},{"type":"PodsReady","status":"False","reason":"WaitForRecovery"}]}})"));
+  EXPECT_EQ(wl.pods_ready_status, "False");
+  EXPECT_EQ(wl.pods_ready_reason, "WaitForRecovery");
+  EXPECT_EQ(Admitted().pods_ready_status, "") << "no condition: none read";
+}
+
+TEST(PodsReadyFor, FollowsThePodsAsKueueIntegrationsDo) {
+  // Admitted, not all ready: WaitForStart, once.
+  auto start = PodsReadyFor(Admitted(), false, 3, 4);
+  ASSERT_TRUE(start);
+  EXPECT_EQ(*start, (WorkloadPodsReady{false, "WaitForStart", "Not all pods are ready or succeeded"}));
+  EXPECT_FALSE(PodsReadyFor(WithPodsReady(Admitted(), "False", "WaitForStart"), false, 3, 4)) << "already said";
+  // All ready: Started.
+  auto started = PodsReadyFor(WithPodsReady(Admitted(), "False", "WaitForStart"), false, 4, 4);
+  ASSERT_TRUE(started);
+  EXPECT_TRUE(started->ready);
+  EXPECT_EQ(started->reason, "Started");
+  EXPECT_FALSE(PodsReadyFor(WithPodsReady(Admitted(), "True", "Started"), false, 4, 4)) << "no write while it holds";
+  // A pod failed after the start: WaitForRecovery, and it stays so until all are ready again: Recovered.
+  auto recovery = PodsReadyFor(WithPodsReady(Admitted(), "True", "Started"), false, 0, 4);
+  ASSERT_TRUE(recovery);
+  EXPECT_FALSE(recovery->ready);
+  EXPECT_EQ(recovery->reason, "WaitForRecovery");
+  EXPECT_FALSE(PodsReadyFor(WithPodsReady(Admitted(), "False", "WaitForRecovery"), false, 2, 4));
+  auto recovered = PodsReadyFor(WithPodsReady(Admitted(), "False", "WaitForRecovery"), false, 4, 4);
+  ASSERT_TRUE(recovered);
+  EXPECT_EQ(recovered->reason, "Recovered");
+  EXPECT_FALSE(PodsReadyFor(WithPodsReady(Admitted(), "True", "Recovered"), false, 4, 4));
+  EXPECT_EQ(PodsReadyFor(WithPodsReady(Admitted(), "True", "Recovered"), false, 1, 4)->reason, "WaitForRecovery");
+}
+
+TEST(PodsReadyFor, NotAdmittedFinishedOrGoneWritesOnlyToUndoATrueCondition) {
+  EXPECT_FALSE(PodsReadyFor(ObservedWorkload{}, false, 4, 4)) << "no Workload";
+  EXPECT_FALSE(PodsReadyFor(Pending(), false, 0, 4)) << "no write per queued job";
+  EXPECT_FALSE(PodsReadyFor(WithPodsReady(Pending(), "False", "WaitForStart"), false, 0, 4));
+  auto undo = PodsReadyFor(WithPodsReady(Pending(), "True", "Started"), false, 4, 4);
+  ASSERT_TRUE(undo) << "evicted: ready pods of the old admission do not count";
+  EXPECT_EQ(*undo, (WorkloadPodsReady{false, "WaitForStart", "Not all pods are ready or succeeded"}));
+  EXPECT_FALSE(PodsReadyFor(Admitted(), true, 0, 4)) << "the job ended: Finished says it";
+  ObservedWorkload finished = Admitted();
+  finished.finished = true;
+  EXPECT_FALSE(PodsReadyFor(finished, false, 0, 4));
+}
+
+TEST(Decide, TheWorkloadIsPodsReadyOnceEveryPodOfTheAttemptIsReady) {
+  auto job = QueuedJob();
+  job.status.attempt = 1;
+  job.status.state = "Running";
+  job.status.conditions.push_back({"Admitted", "True", "Admitted", "", "2024-01-01T00:00:00Z", 1});
+  std::vector<ObservedPod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(Pod(i, 1));
+  for (int i = 0; i < 3; ++i) pods[i].ready = true;
+  const ObservedConfigMap cm{true, 1, true, "", "uid-1"};
+  Plan waiting = Decide(job, pods, cm, kNow, {}, Admitted());
+  ASSERT_TRUE(waiting.set_workload_pods_ready);
+  EXPECT_EQ(waiting.set_workload_pods_ready->reason, "WaitForStart");
+  pods[3].ready = true;
+  Plan ready = Decide(job, pods, cm, kNow, {}, WithPodsReady(Admitted(), "False", "WaitForStart"));
+  ASSERT_TRUE(ready.set_workload_pods_ready);
+  EXPECT_TRUE(ready.set_workload_pods_ready->ready);
+  // Pods of another attempt never count.
+  std::vector<ObservedPod> old = pods;
+  for (ObservedPod& p : old) p.attempt = 0;
+  EXPECT_EQ(Decide(job, old, cm, kNow, {}, Admitted()).set_workload_pods_ready->reason, "WaitForStart");
+  // A rank fails: the attempt restarts, its pods are deleted, the Workload waits for recovery.
+  pods[1] = testing::FailedPod(1, 1, 1);
+  Plan failed = Decide(job, pods, cm, kNow, {}, WithPodsReady(Admitted(), "True", "Started"));
+  EXPECT_EQ(failed.status.restarts, 1);
+  ASSERT_TRUE(failed.set_workload_pods_ready);
+  EXPECT_FALSE(failed.set_workload_pods_ready->ready);
+  EXPECT_EQ(failed.set_workload_pods_ready->reason, "WaitForRecovery");
+  EXPECT_FALSE(Decide(testing::Job(), pods, cm, kNow, {}, Admitted()).set_workload_pods_ready) << "no queue: no Kueue";
+}
+
+TEST(SetPodsReadyPatch, ConditionalKeepsTheOtherConditionsAndTheTransitionTime) {
+  const Json wl = Json::parse(R"({"metadata":{"generation":3,"resourceVersion":"9"},"status":{"conditions":[
+      {"type":"Admitted","status":"True","reason":"Admitted","message":"","lastTransitionTime":"2023-12-31T23:00:00Z"},
+      {"type":"PodsReady","status":"True","reason":"Started","message":"m","lastTransitionTime":"2023-12-31T23:30:00Z"}]}})");
+  Json patch = desired::SetPodsReadyPatch(wl, true, "Recovered", "All pods reached readiness and the workload is running", kNow);
+  EXPECT_EQ(patch[0], (Json{{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", "9"}}));
+  const Json& conditions = patch.back()["value"];
+  ASSERT_EQ(conditions.size(), 2u);
+  EXPECT_EQ(conditions[0]["type"], "Admitted");
+  EXPECT_EQ(conditions[1]["reason"], "Recovered");
+  EXPECT_EQ(conditions[1]["observedGeneration"], 3);
+  EXPECT_EQ(conditions[1]["lastTransitionTime"], "2023-12-31T23:30:00Z") << "the status did not change";
+  Json to_false = desired::SetPodsReadyPatch(wl, false, "WaitForRecovery", "x", kNow);
+  EXPECT_EQ(to_false.back()["value"][1]["lastTransitionTime"], "2024-01-01T00:00:00Z");
+  Json none = desired::SetPodsReadyPatch(Json::parse(R"({"metadata":{"resourceVersion":"1"}})"), false, "WaitForStart", "x", kNow);
+  EXPECT_EQ(none[1], (Json{{"op", "add"}, {"path", "/status"}, {"value", Json::object()}}));
+  EXPECT_EQ(none[2]["value"][0]["type"], "PodsReady");
+}
+
+}  // namespace
+}  // namespace ncclop::policy

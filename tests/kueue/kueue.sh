@@ -4,6 +4,8 @@
 # webhook configurations for Kueue's own objects that call https://127.0.0.1:<port>.
 #   kueue.sh up --dir D     D is the control plane's dir (controlplane.sh up --dir D); state in D/kueue
 #   kueue.sh down --dir D   stops Kueue and removes its webhook configurations (CRDs stay)
+# Kueue runs as GPU clusters configure it: waitForPodsReady on, with blockAdmission, its timeout
+# KUEUE_PODS_READY_TIMEOUT (default 20s; its recoveryTimeout is the same).
 # Kueue manages no pods or Jobs here (manageJobsWithoutQueueName: false, only batch/job); the
 # NcclJob operator creates the Workloads itself (README, "Shared clusters").
 set -euo pipefail
@@ -68,6 +70,9 @@ internalCertManagement:
 leaderElection:
   leaderElect: false
 manageJobsWithoutQueueName: false
+waitForPodsReady:
+  timeout: ${KUEUE_PODS_READY_TIMEOUT:-20s}
+  blockAdmission: true
 integrations:
   frameworks: ["batch/job"]
 YAML

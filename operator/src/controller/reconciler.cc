@@ -140,6 +140,9 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
   if (plan.set_workload_active) {
     if (auto r = ReconcileResult::From(SetWorkloadActive(job, *plan.set_workload_active)); !r.done()) return r;
   }
+  if (plan.set_workload_pods_ready) {
+    if (auto r = ReconcileResult::From(SetWorkloadPodsReady(job, *plan.set_workload_pods_ready)); !r.done()) return r;
+  }
   if (plan.delete_job) {
     if (auto r = DeleteFinishedJob(job); !r.done()) return r;
   }

@@ -65,6 +65,7 @@ class Reconciler {
   kube::Status FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish);
   kube::Status ReleaseWorkloadQuota(const api::NcclJob& job);
   kube::Status SetWorkloadActive(const api::NcclJob& job, bool active);
+  kube::Status SetWorkloadPodsReady(const api::NcclJob& job, const policy::WorkloadPodsReady& pods_ready);
   // The ResourceFlavors of the job's admission (empty for a job in no queue).
   kube::Result<std::vector<nlohmann::json>> AdmittedFlavors(const api::NcclJob& job) const;
   // Native gang scheduling (controller/gang.cc).

@@ -180,6 +180,23 @@ kube::Status Reconciler::SetWorkloadActive(const api::NcclJob& job, bool active)
   return patched.status();  // a conflict (the cache was behind) is retried with backoff
 }
 
+kube::Status Reconciler::SetWorkloadPodsReady(const api::NcclJob& job, const policy::WorkloadPodsReady& pods_ready) {
+  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
+  if (!cached || !observed::OwnedBy(*cached, job.uid)) return kube::Status::Ok();
+  kube::PatchOptions options;
+  options.subresource = "status";
+  auto patched = client_->Patch(
+      kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kJson,
+      desired::SetPodsReadyPatch(*cached, pods_ready.ready, pods_ready.reason, pods_ready.message, api::Clock::now()), options);
+  if (patched.ok()) {
+    logging::Info("controller", "set the Kueue Workload's PodsReady condition",
+                  {{"job", observed::JobKey(job.namespace_, job.name)}, {"status", pods_ready.ready ? "True" : "False"},
+                   {"reason", pods_ready.reason}});
+  }
+  if (patched.ok() || patched.status().IsNotFound()) return kube::Status::Ok();
+  return patched.status();  // a failed test (the cache was behind) is retried with backoff
+}
+
 kube::Result<std::vector<Json>> Reconciler::AdmittedFlavors(const api::NcclJob& job) const {
   std::vector<Json> flavors;
   if (job.queue_name.empty()) return flavors;

@@ -97,6 +97,19 @@ Json ReleaseQuotaPatch(const Json& workload, api::Time now) {
   return patch;
 }
 
+Json SetPodsReadyPatch(const Json& workload, bool ready, const std::string& reason, const std::string& message, api::Time now) {
+  const Json metadata = workload.value("metadata", Json::object());
+  const Json status = workload.value("status", Json::object());
+  Json conditions = status.is_object() ? status.value("conditions", Json::array()) : Json::array();
+  if (!conditions.is_array()) conditions = Json::array();
+  SetCondition(conditions, "PodsReady", ready, reason, message, metadata.value("generation", Json()), now);
+  Json patch = Json::array();
+  patch.push_back({{"op", "test"}, {"path", "/metadata/resourceVersion"}, {"value", Field(metadata, "resourceVersion")}});
+  if (!status.is_object() || status.empty()) patch.push_back({{"op", "add"}, {"path", "/status"}, {"value", Json::object()}});
+  patch.push_back({{"op", "add"}, {"path", "/status/conditions"}, {"value", conditions}});
+  return patch;
+}
+
 }  // namespace ncclop::desired
 
 namespace ncclop::desired {

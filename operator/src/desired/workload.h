@@ -30,6 +30,11 @@ Json ReleaseQuotaPatch(const Json& workload, api::Time now);
 // nccl.dev/suspended: spec.suspend gives the admission back (policy/admission.h).
 Json SetActivePatch(const Json& workload, bool active);
 
+// A JSON patch of the Workload's status (as observed, with its resourceVersion, which the patch
+// tests) that sets its PodsReady condition (policy/admission.h, PodsReadyFor), the other
+// conditions kept; lastTransitionTime moves only when the status does.
+Json SetPodsReadyPatch(const Json& workload, bool ready, const std::string& reason, const std::string& message, api::Time now);
+
 // Where Kueue's admission placed the job, as Kueue's own job integrations apply it when they
 // start a job: each admitted ResourceFlavor's spec.nodeLabels join the pod's nodeSelector and
 // its spec.tolerations the pod's tolerations (each once). Kueue assigns a flavor only where the

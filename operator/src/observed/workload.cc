@@ -24,6 +24,10 @@ ObservedWorkload ObserveWorkload(const Json& workload) {
     if (type == "QuotaReserved") out.quota_reserved = is_true;
     if (type == "QuotaReserved" && !is_true) out.waiting = StringField(c, "message");
     if (type == "Evicted") out.evicted = is_true;
+    if (type == "PodsReady") {
+      out.pods_ready_status = StringField(c, "status");
+      out.pods_ready_reason = StringField(c, "reason");
+    }
     if (type == "Evicted" && is_true) out.eviction = StringField(c, "reason") + ": " + StringField(c, "message");
   }
   out.admitted = admitted && !out.evicted;

@@ -21,6 +21,10 @@ struct ObservedWorkload {
   bool quota_reserved = false;  // condition QuotaReserved True
   bool active = true;           // spec.active (false: deactivated, out of the queue)
   bool deactivated_for_suspend = false;  // annotation nccl.dev/suspended: the operator deactivated it
+  // Its PodsReady condition (Kueue's waitForPodsReady reads it; the operator writes it,
+  // policy/admission.h PodsReadyFor): "True", "False", or "" when it has none; and its reason.
+  std::string pods_ready_status;
+  std::string pods_ready_reason;
   // The ResourceFlavors of the admission (status.admission.podSetAssignments[].flavors), each once.
   std::vector<std::string> flavors;
   // Not read from the Workload but from the API: the priority class the operator must read to make

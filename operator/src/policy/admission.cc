@@ -15,4 +15,26 @@ std::optional<bool> WorkloadActiveFor(const observed::ObservedWorkload& workload
   return std::nullopt;
 }
 
+std::optional<WorkloadPodsReady> PodsReadyFor(const observed::ObservedWorkload& workload, bool job_finished, int ready_pods,
+                                              int replicas) {
+  if (!workload.exists || workload.finished || job_finished) return std::nullopt;
+  const std::string& status = workload.pods_ready_status;
+  const std::string& reason = workload.pods_ready_reason;
+  const WorkloadPodsReady not_started{false, "WaitForStart", "Not all pods are ready or succeeded"};
+  WorkloadPodsReady want;
+  if (!workload.admitted) {
+    if (status.empty()) return std::nullopt;
+    want = not_started;
+  } else if (ready_pods >= replicas) {
+    const bool recovering = reason == "WaitForRecovery" || reason == "Recovered";
+    want = {true, recovering ? "Recovered" : "Started", "All pods reached readiness and the workload is running"};
+  } else if (status == "True" || reason == "WaitForRecovery") {
+    want = {false, "WaitForRecovery", "At least one pod has failed, waiting for recovery"};
+  } else {
+    want = not_started;
+  }
+  if (status == (want.ready ? "True" : "False") && reason == want.reason) return std::nullopt;
+  return want;
+}
+
 }  // namespace ncclop::policy

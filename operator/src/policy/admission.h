@@ -4,6 +4,7 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "observed/workload.h"
 
@@ -22,5 +23,25 @@ bool ReleasesEvictedQuota(const observed::ObservedWorkload& workload, bool job_f
 // deactivated: a Workload someone else deactivated stays so) and the job waits for admission.
 // Returns the spec.active to write, if any.
 std::optional<bool> WorkloadActiveFor(const observed::ObservedWorkload& workload, bool suspend, bool job_finished);
+
+// The Workload's PodsReady condition, as Kueue's own job integrations keep it (its job
+// framework's generatePodsReadyCondition, v0.17.0): Kueue's waitForPodsReady evicts an admitted
+// Workload whose PodsReady is not True within its timeout (counted from Admitted; after a pod
+// failed, from PodsReady=False WaitForRecovery, and only if a recoveryTimeout is set), and with
+// blockAdmission admits nothing else until then.
+struct WorkloadPodsReady {
+  bool ready = false;
+  std::string reason;  // Started, Recovered (True); WaitForStart, WaitForRecovery (False)
+  std::string message;
+  bool operator==(const WorkloadPodsReady&) const = default;
+};
+
+// The PodsReady condition to write, or none when the Workload already says it (or has ended, or
+// the job has). Ready when `ready_pods` (the pods of the current attempt that are ready or whose
+// trainer succeeded) reach `replicas` while admitted; a True condition that stops holding (an
+// attempt restarting) becomes WaitForRecovery, and True again after it is Recovered. Not admitted:
+// WaitForStart, written only over a condition that says otherwise (no write per queued job).
+std::optional<WorkloadPodsReady> PodsReadyFor(const observed::ObservedWorkload& workload, bool job_finished, int ready_pods,
+                                              int replicas);
 
 }  // namespace ncclop::policy

@@ -1,6 +1,7 @@
 // The state machine of one NcclJob. Every branch reads only the job's status and what is
 // observed now, never what happened in an earlier call, so any sequence of crashes and
 // lost events converges (level-triggered).
+#include <algorithm>
 #include <charconv>
 #include <optional>
 #include <string>
@@ -60,6 +61,8 @@ class Decider {
         !job_.queue_name.empty() && ReleasesEvictedQuota(workload_, plan_.status.Finished(), !pods_.empty());
     if (!job_.queue_name.empty()) {
       plan_.set_workload_active = WorkloadActiveFor(workload_, job_.spec.suspend, plan_.status.Finished());
+      plan_.set_workload_pods_ready =
+          PodsReadyFor(workload_, plan_.status.Finished(), ReadyPodsOfAttempt(), job_.spec.replicas);
     }
     return std::move(plan_);
   }
@@ -73,6 +76,17 @@ class Decider {
     plan_.events.push_back({type, reason, message});
   }
   std::string Now() const { return api::FormatTime(now_); }
+  // Pods of the current attempt, not being deleted, that are ready or whose trainer succeeded.
+  int ReadyPodsOfAttempt() const {
+    const std::vector<std::string>& deleting = plan_.delete_pods;
+    int n = 0;
+    for (const ObservedPod& p : pods_) {
+      if (p.attempt != plan_.status.attempt || p.terminating) continue;
+      if (std::find(deleting.begin(), deleting.end(), p.name) != deleting.end()) continue;
+      if (p.ready || p.trainer_succeeded || p.phase == "Succeeded") n += 1;
+    }
+    return n;
+  }
   static std::string Count(int n, const std::string& noun) {
     return std::to_string(n) + " " + noun + (n == 1 ? "" : "s");
   }

@@ -9,7 +9,7 @@
 //      derived again from the ConfigMap if a crash loses it);
 //   4. events;  5. delete pods;  6. create pods;
 //   7. the Kueue Workload: marked Finished, its evicted quota released, or (spec.suspend)
-//      deactivated or activated again;  8. delete the job (TTL).
+//      deactivated or activated again; its PodsReady condition;  8. delete the job (TTL).
 // Names are reused: pod i of an attempt is created only once no pod holds its name; the id is
 // published only once no pod of another attempt is left.
 #pragma once
@@ -24,6 +24,7 @@
 #include "observed/configmap.h"
 #include "observed/pod.h"
 #include "observed/workload.h"
+#include "policy/admission.h"
 
 namespace ncclop::policy {
 
@@ -57,6 +58,8 @@ struct Plan {
   bool release_workload_quota = false;
   // spec.suspend: the Workload's spec.active to write (policy/admission.h, WorkloadActiveFor).
   std::optional<bool> set_workload_active;
+  // The Workload's PodsReady condition to write (policy/admission.h, PodsReadyFor).
+  std::optional<WorkloadPodsReady> set_workload_pods_ready;
   std::optional<std::chrono::seconds> requeue_after;
   // Facts for metrics.
   bool attempt_started = false;

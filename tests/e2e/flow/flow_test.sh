@@ -18,6 +18,9 @@
 #               (1000) or the pods' PriorityClass (10); of two jobs waiting behind a running one the
 #               later, higher one is admitted first; a job whose WorkloadPriorityClass does not exist
 #               says so (Admitted condition PriorityClassNotFound, a Warning) until it is made
+#               Kueue's waitForPodsReady on: the Workload's PodsReady follows the pods (Started,
+#               WaitForRecovery while it restarts, Recovered), a running job is never evicted for it,
+#               and a job whose pods never get ready is evicted (PodsReadyTimeout) as a disruption
 #   schedule    a real kube-scheduler (its own profile, kept to this test's node, gates GenericWorkload
 #               and GangScheduling) on a node with room for 5 pods, 2 taken (the operator and a
 #               filler pod): a 4-pod job with gangScheduling Disabled binds 3 and 1 is Unschedulable;
@@ -321,8 +324,18 @@ YAML
   finish() {  # finish <job>: SIGUSR1 to every trainer of the current attempt
     local i; for i in 0 1 2 3; do signal "$1-$i" USR1; done
   }
+  # wl_pods_ready <job>: its Workload's PodsReady condition, status/reason
+  wl_pods_ready() { k get workloads.kueue.x-k8s.io "nccljob-$1" -o 'jsonpath={.status.conditions[?(@.type=="PodsReady")].status}/{.status.conditions[?(@.type=="PodsReady")].reason}'; }
+  # past_pods_ready_timeout <job>: more than Kueue's waitForPodsReady timeout (20 s, tests/kueue)
+  # and 5 s has passed since its Workload was admitted
+  past_pods_ready_timeout() {
+    local since; since=$(k get workloads.kueue.x-k8s.io "nccljob-$1" -o 'jsonpath={.status.conditions[?(@.type=="Admitted")].lastTransitionTime}')
+    [ -n "$since" ] && [ $(( $(date +%s) - $(date -d "$since" +%s) )) -gt 25 ]
+  }
   queued_job first
   wait_for 60 "first admitted and Running" nj_is first '{.status.state}/{.status.attempt}' Running/1
+  # Kueue's waitForPodsReady is on: the operator says when every pod of the attempt is ready.
+  wait_for 60 "first's Workload: PodsReady True (Started)" is True/Started wl_pods_ready first
   queued_job second
   wait_for 30 "second says: waiting for admission in queue q" waits_in_queue second
   check "second has no pod while first runs" "$(pods_of second)" 0
@@ -338,6 +351,10 @@ YAML
   signal first-1 KILL \
     && pass "SIGKILL to first-1's trainer" || fail "debug kill refused"
   wait_for 60 "first restarted: attempt 2 Running" nj_is first '{.status.state}/{.status.attempt}' Running/2
+  wait_for 60 "first's Workload: PodsReady True again (Recovered)" is True/Recovered wl_pods_ready first
+  wait_for 60 "first runs past Kueue's PodsReady timeout" past_pods_ready_timeout first
+  check "first's Workload is not evicted" "$(wl_cond first Evicted)" ""
+  check "first: no disruption" "$(nj first '{.status.disruptions}')" 0
   check "first restarts" "$(nj first '{.status.restarts}')" 1
   check "second still has no pod after first's restart" "$(pods_of second)" 0
   wait_ids first 2
@@ -438,6 +455,22 @@ YAML
   finish high
   wait_for 60 "then low: Running" nj_is low '{.status.state}/{.status.attempt}' Running/1
   check "low's pods have their PriorityClass" "$(k get pod low-0 -o 'jsonpath={.spec.priorityClassName}/{.spec.priority}')" "$kueue_cq-low/10"
+  wait_ids low 1
+  finish low
+  wait_for 60 "low Succeeded" state_is low Succeeded
+  # A job whose pods never get ready (a readiness probe that always fails) is evicted by Kueue's
+  # PodsReady timeout, and that eviction is a disruption of its attempt.
+  trainer_extra='        resources: {requests: {cpu: "1"}}
+        readinessProbe: {exec: {command: ["false"]}, periodSeconds: 1}' \
+    job_labels="{kueue.x-k8s.io/queue-name: q}" job_spec="  initTimeoutSeconds: 60" \
+    nccl_job unready '[/bin/sh, -c, '"'"'while :; do sleep 1; done'"'"']'
+  wait_for 60 "unready admitted and Running" nj_is unready '{.status.state}/{.status.attempt}' Running/1
+  wait_for 30 "unready's Workload: PodsReady False (WaitForStart)" is False/WaitForStart wl_pods_ready unready
+  wait_for 60 "unready's Workload is Evicted" is True wl_cond unready Evicted
+  check "by the PodsReady timeout" "$(k get workloads.kueue.x-k8s.io nccljob-unready -o 'jsonpath={.status.conditions[?(@.type=="Evicted")].reason}')" PodsReadyTimeout
+  wait_for 60 "unready's eviction is a disruption" nj_is unready '{.status.disruptions}' 1
+  check "and no restart" "$(nj unready '{.status.restarts}')" 0
+  wait_for 60 "unready's pods are gone while it waits" is 0 pods_of unready
   ;;
 schedule)
   # kube-scheduler from the control plane's pinned module, with a profile of this test's own
