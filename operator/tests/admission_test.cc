@@ -39,6 +39,21 @@ ObservedWorkload Pending() {
        "message":"couldn't assign flavors to pod set trainers: insufficient unused quota for cpu in flavor default"}]}})"));
 }
 
+// A queued job admitted and Running its attempt 1, and that attempt's 4 pods (not ready).
+api::NcclJob RunningAdmittedJob() {
+  auto job = QueuedJob();
+  job.status.attempt = 1;
+  job.status.state = "Running";
+  job.status.conditions.push_back({"Admitted", "True", "Admitted", "", "2024-01-01T00:00:00Z", 1});
+  return job;
+}
+
+std::vector<ObservedPod> PodsOfAttemptOne() {
+  std::vector<ObservedPod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(Pod(i, 1));
+  return pods;
+}
+
 bool HasEvent(const Plan& p, const std::string& reason) {
   return std::any_of(p.events.begin(), p.events.end(), [&](const Event& e) { return e.reason == reason; });
 }
@@ -167,12 +182,8 @@ TEST(Decide, AMissingPriorityClassIsInTheAdmittedConditionAndAWarningUntilItExis
 }
 
 TEST(Decide, LosingTheAdmissionEndsTheAttemptAsADisruption) {
-  auto job = QueuedJob();
-  job.status.attempt = 1;
-  job.status.state = "Running";
-  job.status.conditions.push_back({"Admitted", "True", "Admitted", "", "2024-01-01T00:00:00Z", 1});
-  std::vector<ObservedPod> pods;
-  for (int i = 0; i < 4; ++i) pods.push_back(Pod(i, 1));
+  auto job = RunningAdmittedJob();
+  std::vector<ObservedPod> pods = PodsOfAttemptOne();
   ObservedWorkload evicted = Admitted();
   evicted.admitted = false;
   evicted.eviction = "Preempted: by a job of higher priority";
@@ -210,12 +221,8 @@ TEST(ReleasesEvictedQuota, OnlyWhenEvictedReservedAndEveryPodIsGone) {
 }
 
 TEST(Decide, AnEvictedJobReleasesTheQuotaOnceItsPodsAreGone) {
-  auto job = QueuedJob();
-  job.status.attempt = 1;
-  job.status.state = "Running";
-  job.status.conditions.push_back({"Admitted", "True", "Admitted", "", "2024-01-01T00:00:00Z", 1});
-  std::vector<ObservedPod> pods;
-  for (int i = 0; i < 4; ++i) pods.push_back(Pod(i, 1));
+  auto job = RunningAdmittedJob();
+  std::vector<ObservedPod> pods = PodsOfAttemptOne();
   const ObservedWorkload evicted = ObserveWorkload(Json::parse(kEvictedWorkload));
   Plan stop = Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow, {}, evicted);
   EXPECT_EQ(stop.delete_pods.size(), 4u);
@@ -450,12 +457,8 @@ TEST(PodsReadyFor, NotAdmittedFinishedOrGoneWritesOnlyToUndoATrueCondition) {
 }
 
 TEST(Decide, TheWorkloadIsPodsReadyOnceEveryPodOfTheAttemptIsReady) {
-  auto job = QueuedJob();
-  job.status.attempt = 1;
-  job.status.state = "Running";
-  job.status.conditions.push_back({"Admitted", "True", "Admitted", "", "2024-01-01T00:00:00Z", 1});
-  std::vector<ObservedPod> pods;
-  for (int i = 0; i < 4; ++i) pods.push_back(Pod(i, 1));
+  auto job = RunningAdmittedJob();
+  std::vector<ObservedPod> pods = PodsOfAttemptOne();
   for (int i = 0; i < 3; ++i) pods[i].ready = true;
   const ObservedConfigMap cm{true, 1, true, "", "uid-1"};
   Plan waiting = Decide(job, pods, cm, kNow, {}, Admitted());
