@@ -7,7 +7,7 @@
 # Kueue runs as GPU clusters configure it: waitForPodsReady on, with blockAdmission, its timeout
 # KUEUE_PODS_READY_TIMEOUT (default 20s; its recoveryTimeout is the same).
 # Kueue manages no pods or Jobs here (manageJobsWithoutQueueName: false, only batch/job); the
-# NcclJob operator creates the Workloads itself (README, "Shared clusters").
+# NcclJob operator creates the Workloads itself (docs/shared-clusters.md).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../controlplane/lib.sh

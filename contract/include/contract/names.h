@@ -23,7 +23,7 @@ inline constexpr std::string_view kAnnotationUniqueIdAttempt = "nccl.dev/unique-
 // On spec.template.metadata: which container is the trainer (default: the first).
 inline constexpr std::string_view kAnnotationTrainerContainer = "nccl.dev/trainer-container";
 
-// Kueue (README, "Shared clusters"): a job labelled with a queue is admitted through a Workload.
+// Kueue (docs/shared-clusters.md): a job labelled with a queue is admitted through a Workload.
 inline constexpr std::string_view kLabelKueueQueueName = "kueue.x-k8s.io/queue-name";
 // The WorkloadPriorityClass that gives the job's Workload its priority (desired/workload_priority.h).
 inline constexpr std::string_view kLabelKueuePriorityClass = "kueue.x-k8s.io/priority-class";

@@ -2,7 +2,7 @@
 // one pod set of `replicas` pods shaped like the job's pods, the sidecar included, so the
 // quota counts what will run. Kueue admits it whole or not at all; the operator creates the
 // pods of an attempt only while it is admitted, and keeps the one Workload for every attempt,
-// so a restart keeps its place (README, "Shared clusters", says why this and not pod groups).
+// so a restart keeps its place (docs/shared-clusters.md says why this and not pod groups).
 #pragma once
 
 #include <vector>

@@ -1,5 +1,5 @@
 // The priority of a job's Kueue Workload, chosen as Kueue's own job integrations choose it
-// (README, "Shared clusters"): the WorkloadPriorityClass named by the job's label
+// (docs/shared-clusters.md): the WorkloadPriorityClass named by the job's label
 // kueue.x-k8s.io/priority-class; else the PriorityClass named by the pod template's
 // priorityClassName; else the cluster's globalDefault PriorityClass (the lowest value where
 // there are several); else none, priority 0. Kueue orders the Workloads waiting in a
