@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstdint>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -20,13 +21,24 @@
 #include "api_server.h"
 #include "config.h"
 #include "id_board.h"
+#include "id_source.h"
 #include "logging/log.h"
 
 namespace {
 
+// Keeps every posted id at once and feeds the board nothing: the board is filled up front.
+class KeepsAtOnce : public sidecar::IdSource {
+ public:
+  void Start() override {}
+  void Stop() override {}
+  bool Ready() const override { return true; }
+  void Keep(int64_t, const std::string&) override {}
+};
+
 struct Server {
   sidecar::Config config;
   sidecar::IdBoard board;
+  KeepsAtOnce source;
   std::unique_ptr<sidecar::ApiServer> api;
   int port = -1;
 
@@ -38,7 +50,7 @@ struct Server {
     config.world_size = 2;
     config.attempt = 1;
     board.Observe(1, std::string(128, '\x07'));
-    api = std::make_unique<sidecar::ApiServer>(config, board, sidecar::RootIdKeeper{[](int64_t, const std::string&) {}, {}});
+    api = std::make_unique<sidecar::ApiServer>(config, board, source);
     port = api->Bind({"127.0.0.1", 0});
     if (port <= 0) std::abort();
     api->Start();

@@ -29,10 +29,10 @@ HttpServerLimits ApiLimits() {
 
 }  // namespace
 
-ApiServer::ApiServer(const Config& config, IdBoard& board, RootIdKeeper keeper, std::chrono::milliseconds keep_wait)
+ApiServer::ApiServer(const Config& config, IdBoard& board, IdSource& source, std::chrono::milliseconds keep_wait)
     : config_(config),
       board_(board),
-      keeper_(std::move(keeper)),
+      source_(source),
       keep_wait_(keep_wait),
       server_(kComponent, ApiLimits(), "no such path; the API is /v1/id and /v1/info") {
   const std::string id_path(contract::kPathId);
@@ -41,13 +41,15 @@ ApiServer::ApiServer(const Config& config, IdBoard& board, RootIdKeeper keeper, 
   server_.Handle("GET", std::string(contract::kPathInfo), [this](const HttpRequest&) -> Reply { return HandleInfo(); });
   // Standalone with several roots there is no ConfigMap: the sidecars gather the list from each
   // root sidecar's own id (peer_poller.h).
-  if (config_.standalone && config_.bootstrap_roots > 1 && config_.root()) {
+  if (PickIdSource(config_) == IdSourceKind::kRootSidecars && config_.root()) {
     server_.Handle("GET", std::string(contract::kPathRootId), [this](const HttpRequest& req) { return HandleGetRootId(req); });
   }
   board_.SetOnChange([this] { server_.Wake(); });
+  source_.SetOnKept([this] { server_.Wake(); });
 }
 
 ApiServer::~ApiServer() {
+  source_.SetOnKept(nullptr);
   board_.SetOnChange(nullptr);
   server_.Stop();
 }
@@ -58,9 +60,7 @@ void ApiServer::Start() { server_.Start(); }
 
 void ApiServer::Stop() { server_.Stop(); }
 
-void ApiServer::Wake() { server_.Wake(); }
-
-bool ApiServer::Kept(const std::string& id) const { return !keeper_.kept || keeper_.kept(config_.attempt, id); }
+bool ApiServer::Kept(const std::string& id) const { return source_.Kept(config_.attempt, id); }
 
 Reply ApiServer::HandlePostId(const HttpRequest& req) {
   if (!config_.root()) {
@@ -83,19 +83,17 @@ Reply ApiServer::HandlePostId(const HttpRequest& req) {
   const auto started = std::chrono::steady_clock::now();
   auto step = [this, id, started](bool expired) -> std::optional<HttpResponse> {
     const std::string attempt = std::to_string(config_.attempt);
-    if (keeper_.recall) {
-      const RecalledId recalled = keeper_.recall(config_.attempt);
-      if (!recalled.read) {
-        if (!expired) return std::nullopt;
-        return ErrorReply(503, "the sidecar could not read the id its pod may already carry for attempt " + attempt +
-                                   " (the API server is not answering); POST the same id again");
-      }
-      if (recalled.id) slot_.Restore(*recalled.id);
+    const RecalledId recalled = source_.Recall(config_.attempt);
+    if (!recalled.read) {
+      if (!expired) return std::nullopt;
+      return ErrorReply(503, "the sidecar could not read the id its pod may already carry for attempt " + attempt +
+                                 " (the API server is not answering); POST the same id again");
     }
+    if (recalled.id) slot_.Restore(*recalled.id);
     switch (slot_.Accept(id)) {
       case AcceptOutcome::kAccepted:
         logging::Info(kComponent, "accepted the root id", {{"attempt", attempt}, {"bytes", std::to_string(id.size())}});
-        keeper_.keep(config_.attempt, id);
+        source_.Keep(config_.attempt, id);
         server_.Wake();  // a GET /v1/root-id may wait for it
         break;
       case AcceptOutcome::kAlreadyAccepted:

@@ -1,7 +1,5 @@
 #include "probe_server.h"
 
-#include <utility>
-
 #include "contract/names.h"
 #include "http_replies.h"
 
@@ -19,12 +17,12 @@ HttpServerLimits ProbeLimits() {
 
 }  // namespace
 
-ProbeServer::ProbeServer(std::function<bool()> ready)
-    : ready_(std::move(ready)), server_("sidecar.probe", ProbeLimits(), "no such path; probes are /healthz and /readyz") {
+ProbeServer::ProbeServer(const IdSource& source)
+    : source_(source), server_("sidecar.probe", ProbeLimits(), "no such path; probes are /healthz and /readyz") {
   server_.Handle("GET", std::string(contract::kPathHealthz),
                  [](const HttpRequest&) -> Reply { return TextReply(200, "ok\n"); });
   server_.Handle("GET", std::string(contract::kPathReadyz), [this](const HttpRequest&) -> Reply {
-    if (ready_()) return TextReply(200, "ok\n");
+    if (source_.Ready()) return TextReply(200, "ok\n");
     return TextReply(503, "not ready: the id source has not been reached yet\n");
   });
 }

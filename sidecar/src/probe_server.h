@@ -2,16 +2,15 @@
 // Nothing else is served here, because this port listens beyond loopback.
 #pragma once
 
-#include <functional>
-
 #include "config.h"
 #include "http_server.h"
+#include "id_source.h"
 
 namespace sidecar {
 
 class ProbeServer {
  public:
-  explicit ProbeServer(std::function<bool()> ready);
+  explicit ProbeServer(const IdSource& source);  // /readyz asks source.Ready()
   ProbeServer(const ProbeServer&) = delete;
   ProbeServer& operator=(const ProbeServer&) = delete;
 
@@ -20,7 +19,7 @@ class ProbeServer {
   void Stop();
 
  private:
-  std::function<bool()> ready_;
+  const IdSource& source_;
   HttpServer server_;
 };
 

@@ -1,7 +1,7 @@
 // The root sidecar's report to the API server: patches its own pod with the id annotations
 // (the operator copies them into the ConfigMap). Retries with backoff until the patch sticks
-// or the sidecar stops, on its own thread; the trainer's POST waits for Reported() (api_server.h,
-// RootIdKeeper), so an id is never only in the memory of a sidecar that answered for it. A
+// or the sidecar stops, on its own thread; the trainer's POST waits for Reported() (id_source.h,
+// IdSource::Kept), so an id is never only in the memory of a sidecar that answered for it. A
 // sidecar told to stop while an id is not on the pod yet keeps reporting it first
 // (WaitReported), for a trainer that ended without waiting for its answer. First of all it reads
 // back the id its pod already carries for the attempt (a restarted sidecar: Recall), retrying
@@ -19,8 +19,8 @@
 #include <string>
 #include <thread>
 
-#include "api_server.h"
 #include "config.h"
+#include "id_source.h"
 #include "kube/client.h"
 
 namespace sidecar {
@@ -35,7 +35,7 @@ class RootReporter {
   void Report(int64_t attempt, const std::string& raw_id);
   void Stop();
   bool Reported(int64_t attempt, const std::string& raw_id) const;  // this id is on the pod
-  // The id the pod carried for `attempt` when the reporter started (RootIdKeeper::recall).
+  // The id the pod carried for `attempt` when the reporter started (IdSource::Recall).
   RecalledId Recall(int64_t attempt) const;
   // True once no id waits to be reported (at once when none was posted); false after timeout.
   bool WaitReported(std::chrono::milliseconds timeout);

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
@@ -13,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "contract/unique_id.h"
+#include "fake_id_source.h"
 #include "probe_server.h"
 
 namespace sidecar {
@@ -55,26 +55,15 @@ std::string MakeId(char seed) {
   return id;
 }
 
-// One sidecar's API server on a free port, serving on its own thread.
+// One sidecar's API server on a free port, serving on its own thread, over a fake id source.
 class RunningApi {
  public:
-  // keep_now: the keeper keeps an id as soon as it is handed over; else only after Keep().
+  // keep_now: the source keeps an id as soon as it is handed over; else only after Keep().
   explicit RunningApi(Config config, bool keep_now = true,
                       std::chrono::milliseconds keep_wait = ApiServer::kKeepWait)
-      : config_(std::move(config)), keep_now_(keep_now) {
-    RootIdKeeper keeper{[this](int64_t attempt, const std::string& id) {
-                          std::lock_guard<std::mutex> lock(mu_);
-                          sunk_.emplace_back(attempt, id);
-                        },
-                        [this](int64_t attempt, const std::string& id) {
-                          std::lock_guard<std::mutex> lock(mu_);
-                          return keep_now_ || kept_ == std::pair(attempt, id);
-                        },
-                        [this](int64_t attempt) {
-                          std::lock_guard<std::mutex> lock(mu_);
-                          return attempt == config_.attempt ? recalled_ : RecalledId{true, std::nullopt};
-                        }};
-    server_ = std::make_unique<ApiServer>(config_, board_, std::move(keeper), keep_wait);
+      : config_(std::move(config)) {
+    source_.KeepAtOnce(keep_now);
+    server_ = std::make_unique<ApiServer>(config_, board_, source_, keep_wait);
     port_ = server_->Bind(config_.listen);
     server_->Start();
     client_ = std::make_unique<httplib::Client>("127.0.0.1", port_);
@@ -88,35 +77,20 @@ class RunningApi {
   int waiting() const { return server_->waiting(); }
   httplib::Client& client() { return *client_; }
   int port() const { return port_; }
-  std::vector<std::pair<int64_t, std::string>> sunk() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return sunk_;
-  }
-  // What the keeper recalls for the pod's attempt (as RootReporter from the pod it read at start).
-  void Recall(RecalledId recalled) {
-    std::lock_guard<std::mutex> lock(mu_);
-    recalled_ = std::move(recalled);
-  }
-  // The keeper has kept this id (as RootReporter once the annotation is on the pod).
-  void Keep(int64_t attempt, const std::string& id) {
-    {
-      std::lock_guard<std::mutex> lock(mu_);
-      kept_ = {attempt, id};
-    }
-    server_->Wake();
-  }
+  // The ids the server handed to the source to keep.
+  std::vector<std::pair<int64_t, std::string>> sunk() const { return source_.handed(); }
+  // What the source recalls (as RootReporter from the pod it read at start).
+  void Recall(RecalledId recalled) { source_.SetRecalled(std::move(recalled)); }
+  // The source has kept this id (as RootReporter once the annotation is on the pod); it wakes the server.
+  void Keep(int64_t attempt, const std::string& id) { source_.MarkKept(attempt, id); }
 
  private:
   Config config_;
   IdBoard board_;
+  FakeIdSource source_;
   std::unique_ptr<ApiServer> server_;
   int port_ = -1;
   std::unique_ptr<httplib::Client> client_;
-  std::mutex mu_;
-  std::vector<std::pair<int64_t, std::string>> sunk_;
-  bool keep_now_;
-  std::pair<int64_t, std::string> kept_;
-  RecalledId recalled_{true, std::nullopt};  // read, nothing kept before this process
 };
 
 TEST(ApiServer, BindsAFreePort) {
@@ -390,15 +364,16 @@ TEST(ApiServer, ShutdownAnswersWaitingPollsWith503) {
 }
 
 TEST(ProbeServer, HealthzAlwaysReadyzFollowsTheSource) {
-  std::atomic<bool> ready{false};
-  ProbeServer probe([&ready] { return ready.load(); });
+  FakeIdSource source;
+  source.SetReady(false);
+  ProbeServer probe(source);
   int port = probe.Bind({"127.0.0.1", 0});
   ASSERT_GT(port, 0);
   probe.Start();
   httplib::Client client("127.0.0.1", port);
   EXPECT_EQ(StatusOf(client.Get("/healthz")), 200);
   EXPECT_EQ(StatusOf(client.Get("/readyz")), 503);
-  ready = true;
+  source.SetReady(true);
   EXPECT_EQ(StatusOf(client.Get("/readyz")), 200);
   EXPECT_EQ(StatusOf(client.Post("/readyz", "", "text/plain")), 405);
   EXPECT_EQ(StatusOf(client.Get("/v1/id")), 404);  // the id never leaves loopback through this port

@@ -10,6 +10,8 @@
 #include <httplib.h>
 
 #include "api_server.h"
+#include "fake_id_source.h"
+#include "standalone_root_id_source.h"
 
 namespace sidecar {
 namespace {
@@ -41,8 +43,7 @@ WaitResult AwaitAnswer(const IdBoard& board, int64_t attempt, std::chrono::milli
 class StandaloneRoot {
  public:
   explicit StandaloneRoot(int64_t attempt)
-      : config_(PodConfig(0, attempt)),
-        server_(config_, board_, RootIdKeeper{[this](int64_t a, const std::string& id) { board_.Observe(a, id); }, {}}) {
+      : config_(PodConfig(0, attempt)), source_(config_, board_), server_(config_, board_, source_) {
     port_ = server_.Bind(config_.listen);
     server_.Start();
   }
@@ -62,6 +63,7 @@ class StandaloneRoot {
  private:
   Config config_;
   IdBoard board_;
+  StandaloneRootIdSource source_;
   ApiServer server_;
   int port_ = -1;
 };
@@ -117,7 +119,7 @@ class StandaloneTwoRoots {
     for (int i = 0; i < 2; ++i) {
       configs_[i] = PodConfig(i, 1);
       configs_[i].bootstrap_roots = 2;
-      servers_[i] = std::make_unique<ApiServer>(configs_[i], boards_[i], RootIdKeeper{[](int64_t, const std::string&) {}, {}});
+      servers_[i] = std::make_unique<ApiServer>(configs_[i], boards_[i], sources_[i]);
       ports_[i] = servers_[i]->Bind(configs_[i].listen);
       servers_[i]->Start();
     }
@@ -141,6 +143,7 @@ class StandaloneTwoRoots {
  private:
   Config configs_[2];
   IdBoard boards_[2];
+  FakeIdSource sources_[2];  // what the roots' own sidecars gather is not under test here
   std::unique_ptr<ApiServer> servers_[2];
   int ports_[2] = {-1, -1};
 };
@@ -166,7 +169,8 @@ TEST(PeerPoller, GathersEveryRootsIdInRootOrder) {
 TEST(PeerPoller, RootIdIsOnlyServedByAStandaloneRootOfSeveral) {
   Config one_root = PodConfig(0, 1);
   IdBoard board;
-  ApiServer server(one_root, board, RootIdKeeper{[](int64_t, const std::string&) {}, {}});
+  StandaloneRootIdSource source(one_root, board);
+  ApiServer server(one_root, board, source);
   int port = server.Bind(one_root.listen);
   server.Start();
   httplib::Client client("127.0.0.1", port);

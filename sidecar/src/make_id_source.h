@@ -1,0 +1,18 @@
+// Builds the id source PickIdSource (id_source.h) chose for the config. In Kubernetes mode this
+// loads the client's credentials (in-cluster, or --kubeconfig), and completes `config` with the
+// client's namespace when the environment named none; `config` and `board` must outlive the source.
+#pragma once
+
+#include <memory>
+#include <variant>
+
+#include "config.h"
+#include "id_board.h"
+#include "id_source.h"
+
+namespace sidecar {
+
+// A ConfigError when the API server cannot be reached: no credentials, or no namespace.
+std::variant<std::unique_ptr<IdSource>, ConfigError> MakeIdSource(Config& config, IdBoard& board);
+
+}  // namespace sidecar
