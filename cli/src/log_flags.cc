@@ -4,7 +4,7 @@ namespace cli {
 
 Flag LogFormatFlag(logging::Format* field) {
   return Choice("log-format", field, "FORMAT", {"text", "json"}, &logging::ParseFormat,
-                "log lines as text or as one JSON object each");
+                "the log line format, json for log collectors");
 }
 
 Flag LogLevelFlag(logging::Level* field) {
