@@ -1,9 +1,12 @@
-// Command-line flags of nccl-operator (kept apart from main so they are unit tested).
+// Command-line flags of nccl-operator (kept apart from main so they are unit tested). Each flag
+// is one row of CommandLine() in flags.cc; its default is the initialiser of its field here (or
+// in desired::PodOptions), and --help and operator/REFERENCE.md's table are made from the rows.
 #pragma once
 
 #include <string>
 #include <vector>
 
+#include "cli/program.h"
 #include "desired/pod.h"
 #include "kube/status.h"
 #include "logging/log.h"
@@ -24,6 +27,9 @@ struct Flags {
   int concurrency = 4;
   bool help = false;
 };
+
+// The flag table; its rows write into *flags.
+cli::Program CommandLine(Flags* flags);
 
 kube::Result<Flags> ParseFlags(const std::vector<std::string>& args);
 std::string HelpText();

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
+#include <span>
 
+#include "cli/log_flags.h"
+#include "cli/program.h"
 #include "contract/env.h"
 
 namespace sidecar {
@@ -101,117 +104,48 @@ std::optional<ConfigError> CheckMode(const Config& config) {
   return std::nullopt;
 }
 
-}  // namespace
+constexpr char kHostPortTakes[] = "HOST:PORT with a port from 0 to 65535";
 
-std::optional<ConfigError> UseClientNamespace(Config* config, std::string_view client_namespace) {
-  if (config->name_space.empty()) config->name_space = std::string(client_namespace);
-  if (config->name_space.empty()) {
-    return ConfigError{"no namespace: NCCLJOB_NAMESPACE is not set and the client has none (in-cluster: the "
-                       "service account's namespace file; --kubeconfig: the context's namespace)"};
+std::string ShowHostPort(const HostPort& hp) { return hp.host + ":" + std::to_string(hp.port); }
+
+std::optional<std::vector<std::string>> SplitCommas(const std::string& value) {
+  std::vector<std::string> parts;
+  for (size_t start = 0;;) {
+    size_t comma = value.find(',', start);
+    parts.push_back(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) return parts;
+    start = comma + 1;
   }
-  return std::nullopt;
 }
 
-std::optional<HostPort> ParseHostPort(std::string_view text) {
-  size_t colon = text.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
-  std::optional<int> port = ParseInt<int>(text.substr(colon + 1));
-  if (!port || *port < 0 || *port > 65535) return std::nullopt;
-  return HostPort{std::string(text.substr(0, colon)), *port};
+std::string JoinCommas(const std::vector<std::string>& parts) {
+  std::string joined;
+  for (const std::string& part : parts) joined += (joined.empty() ? "" : ",") + part;
+  return joined;
 }
 
-std::variant<Config, ShowHelp, ConfigError> ParseConfig(const std::vector<std::string>& args,
-                                                        const EnvLookup& env) {
-  Config config;
-  for (size_t i = 0; i < args.size(); ++i) {
-    std::string flag = args[i];
-    std::optional<std::string> inline_value;
-    if (size_t eq = flag.find('='); flag.starts_with("--") && eq != std::string::npos) {
-      inline_value = flag.substr(eq + 1);
-      flag.resize(eq);
-    }
-    if (flag == "--help" || flag == "-h") return ShowHelp{};
-    if (flag == "--standalone") {
-      config.standalone = true;
-      continue;
-    }
-    std::string value;
-    if (inline_value) {
-      value = *inline_value;
-    } else if (i + 1 < args.size()) {
-      value = args[++i];
-    } else {
-      return ConfigError{flag + " needs a value (see --help)"};
-    }
-    if (flag == "--listen" || flag == "--probe-listen") {
-      std::optional<HostPort> hp = ParseHostPort(value);
-      if (!hp) return ConfigError{flag + "=" + value + " is not HOST:PORT"};
-      (flag == "--listen" ? config.listen : config.probe_listen) = *hp;
-    } else if (flag == "--kubeconfig") {
-      config.kubeconfig = value;
-    } else if (flag == "--peer-url") {
-      config.peer_url = value;
-    } else if (flag == "--root-urls") {
-      config.root_urls.clear();
-      for (size_t start = 0;;) {
-        size_t comma = value.find(',', start);
-        config.root_urls.push_back(value.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-        if (comma == std::string::npos) break;
-        start = comma + 1;
-      }
-    } else if (flag == "--log-format") {
-      if (!logging::ParseFormat(value, &config.log_format)) return ConfigError{"--log-format must be text or json"};
-    } else if (flag == "--log-level") {
-      if (!logging::ParseLevel(value, &config.log_level)) {
-        return ConfigError{"--log-level must be debug, info, warn or error"};
-      }
-    } else {
-      return ConfigError{"unknown flag " + flag + " (see --help)"};
-    }
+// "A, B and C".
+std::string ListNames(std::span<const char* const> names) {
+  std::string list;
+  for (size_t i = 0; i < names.size(); ++i) {
+    if (i > 0) list += i + 1 == names.size() ? " and " : ", ";
+    list += names[i];
   }
-  if (auto error = ReadEnv(env, &config)) return *error;
-  if (auto error = CheckMode(config)) return *error;
-  return config;
+  return list;
 }
 
-std::string HelpText() {
-  return R"(nccl-sidecar: hands the NCCL unique id from the root trainer to every trainer of one
-attempt of an NcclJob. Runs in every pod as the native sidecar container "nccl-sidecar".
+// What each variable holds is docs/contracts.md's to say; --help names them from the contract.
+std::string EnvironmentParagraph() {
+  return cli::Wrap("Environment: the operator gives the sidecar " + ListNames(env::kSidecarEnv) +
+                       "; it also reads " + ListNames(env::kSidecarEnvOfEarlierPods) +
+                       " when set (pods of an earlier operator). What each holds, which are required and their "
+                       "defaults: docs/contracts.md, \"Env injected into every container of the pod\". A "
+                       "missing or malformed one is named, exit status 2.",
+                   100) +
+         "\n";
+}
 
-Usage: nccl-sidecar [flags]
-
-Flags:
-  --listen HOST:PORT        id API for the trainer (default 127.0.0.1:8471; keep it on loopback)
-  --probe-listen HOST:PORT  /healthz and /readyz for the kubelet (default 0.0.0.0:8472)
-  --kubeconfig PATH         talk to the API server with this kubeconfig (tests); default is
-                            in-cluster: the pod's service-account token (re-read as it rotates)
-  --standalone              no API server: the root sidecar serves the id its trainer POSTs;
-                            a non-root sidecar long-polls the root sidecar given by --peer-url
-  --peer-url URL            standalone non-root only: the root sidecar's id API,
-                            e.g. http://127.0.0.1:8471
-  --root-urls URL,URL,...   standalone with NCCLJOB_BOOTSTRAP_ROOTS > 1 (every pod): each root
-                            sidecar's id API in root order, this one's included; each is asked
-                            for its own trainer's id (GET /v1/root-id) until the list is whole
-  --log-format text|json    (default text)
-  --log-level LEVEL         debug, info, warn or error (default info)
-  --help                    this text
-
-Environment (injected by the operator; see docs/contracts.md):
-  NCCLJOB_NAME              NcclJob name (required); the ConfigMap watched is <name>-nccl
-  NCCLJOB_NAMESPACE         namespace (default: the client's: in-cluster the service account's,
-                            i.e. the pod's; with --kubeconfig its context's namespace)
-  NCCLJOB_INDEX             pod index, 0 is the root (required)
-  NCCLJOB_REPLICAS          pods in the job (required)
-  NCCLJOB_ATTEMPT           this pod's attempt, from 1 (required)
-  NCCLJOB_GPUS_PER_POD      ranks per pod, 0 = one CPU-only rank (default 1)
-  NCCLJOB_WORLD_SIZE        ranks in all; checked against REPLICAS * max(GPUS_PER_POD, 1) (optional)
-  NCCLJOB_UID               NcclJob UID; a ConfigMap of another UID is ignored (optional)
-  NCCLJOB_POD_NAME          this pod's name, the root patches it (default <name>-<index>)
-  NCCLJOB_BOOTSTRAP_ROOTS   pods that each make an id (default 1, at most NCCLJOB_REPLICAS; the
-                            roots are the pods of NCCL's first rank of each id's block); every
-                            root accepts its trainer's POST, the list is served once published
-
-HTTP API (on --listen):
+constexpr char kApiParagraphs[] = R"(HTTP API (on --listen):
   POST /v1/id               root pods only: the 128 raw bytes, or JSON {"id":"<base64>","attempt":N}
                             with Content-Type: application/json. 200 {"attempt":N} once the id
                             is on this pod (standalone: at once); 503 not there within 10 s,
@@ -233,6 +167,70 @@ first byte (408); over 512 connections (probes: 64) a new one gets 503 unless an
 Exit status: 0 after SIGTERM/SIGINT, 1 a port cannot be bound, 2 bad flags or environment.
 The id itself is never logged.
 )";
+
+}  // namespace
+
+std::optional<ConfigError> UseClientNamespace(Config* config, std::string_view client_namespace) {
+  if (config->name_space.empty()) config->name_space = std::string(client_namespace);
+  if (config->name_space.empty()) {
+    return ConfigError{"no namespace: NCCLJOB_NAMESPACE is not set and the client has none (in-cluster: the "
+                       "service account's namespace file; --kubeconfig: the context's namespace)"};
+  }
+  return std::nullopt;
+}
+
+std::optional<HostPort> ParseHostPort(std::string_view text) {
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return std::nullopt;
+  std::optional<int> port = ParseInt<int>(text.substr(colon + 1));
+  if (!port || *port < 0 || *port > 65535) return std::nullopt;
+  return HostPort{std::string(text.substr(0, colon)), *port};
+}
+
+cli::Program CommandLine(Config* c) {
+  return {
+      .name = "nccl-sidecar",
+      .summary = "nccl-sidecar: hands the NCCL unique id from the root trainer to every trainer of one\n"
+                 "attempt of an NcclJob. Runs in every pod as the native sidecar container \"nccl-sidecar\".",
+      .flags =
+          {
+              cli::Parsed<HostPort>("listen", &c->listen, "HOST:PORT", kHostPortTakes, ParseHostPort, ShowHostPort,
+                                    "the id API for the trainer; keep it on loopback"),
+              cli::Parsed<HostPort>("probe-listen", &c->probe_listen, "HOST:PORT", kHostPortTakes, ParseHostPort,
+                                    ShowHostPort, "/healthz and /readyz for the kubelet"),
+              cli::Text("kubeconfig", &c->kubeconfig, "PATH", "talk to the API server with this kubeconfig, for tests")
+                  .DefaultIs("in-cluster: the pod's service-account token, re-read as it rotates"),
+              cli::Switch("standalone", &c->standalone,
+                          "no API server: the root sidecar serves the id its trainer POSTs; a non-root sidecar "
+                          "long-polls the root sidecar given by --peer-url"),
+              cli::Text("peer-url", &c->peer_url, "URL",
+                        "standalone non-root only: the root sidecar's id API, e.g. http://127.0.0.1:8471"),
+              cli::Parsed<std::vector<std::string>>(
+                  "root-urls", &c->root_urls, "URL,URL,...", "URLs separated by commas", SplitCommas, JoinCommas,
+                  "standalone with NCCLJOB_BOOTSTRAP_ROOTS > 1 (every pod): each root sidecar's id API in root "
+                  "order, this one's included; each is asked for its own trainer's id (GET /v1/root-id) until "
+                  "the list is whole"),
+              cli::LogFormatFlag(&c->log_format),
+              cli::LogLevelFlag(&c->log_level),
+          },
+      .epilogue = EnvironmentParagraph() + "\n" + kApiParagraphs,
+  };
+}
+
+std::variant<Config, ShowHelp, ConfigError> ParseConfig(const std::vector<std::string>& args,
+                                                        const EnvLookup& env) {
+  Config config;
+  cli::ParseOutcome outcome = cli::Parse(CommandLine(&config), args);
+  if (outcome.help) return ShowHelp{};
+  if (!outcome.ok()) return ConfigError{outcome.error};
+  if (auto error = ReadEnv(env, &config)) return *error;
+  if (auto error = CheckMode(config)) return *error;
+  return config;
+}
+
+std::string HelpText() {
+  Config defaults;
+  return cli::HelpText(CommandLine(&defaults));
 }
 
 }  // namespace sidecar

@@ -12,6 +12,7 @@
 #include <variant>
 #include <vector>
 
+#include "cli/program.h"
 #include "contract/bootstrap_roots.h"
 #include "contract/names.h"
 #include "logging/log.h"
@@ -71,6 +72,10 @@ std::optional<HostPort> ParseHostPort(std::string_view text);
 // is the API client's, which in-cluster is the pod's service account's, i.e. the pod's own.
 // An error when neither names one.
 std::optional<ConfigError> UseClientNamespace(Config* config, std::string_view client_namespace);
+
+// The flag table (one row per flag; the defaults are Config's initialisers); its rows write into
+// *config. --help and sidecar/README.md's table are made from it.
+cli::Program CommandLine(Config* config);
 
 std::string HelpText();
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The layer check (docs/DESIGN.md, "Where things live"): the pure parts never reach for I/O.
-#   1. operator/src/{api,observed,desired,policy,status,cache} and flags/metrics include no
-#      controller, manager, HTTP server, Kubernetes client or libcurl/Boost header; kube/core
-#      includes nothing of kube/client; contract/ includes only the standard library.
+#   1. operator/src/{api,observed,desired,policy,status,cache}, flags/metrics and cli/ (the flag
+#      table) include no controller, manager, HTTP server, Kubernetes client or libcurl/Boost
+#      header; kube/core includes nothing of kube/client; contract/ includes only the standard
+#      library.
 #   2. The built libraries ncclop_operator_core and ncclop_kube_core need no libcurl, Boost.Asio
 #      or client symbol (nm: their undefined symbols).
 #
@@ -15,7 +16,7 @@ fail() { echo "layer check: $*" >&2; failed=1; }
 # 1. Includes.
 io_headers='"(controller|manager|http)/|"kube/(client|informer|config|leader_election)\.h"|<curl/|<boost/|<httplib'
 pure=(operator/src/api operator/src/observed operator/src/desired operator/src/policy operator/src/status
-      operator/src/cache operator/src/flags.h operator/src/flags.cc operator/src/metrics)
+      operator/src/cache operator/src/flags.h operator/src/flags.cc operator/src/metrics cli/include cli/src)
 for path in "${pure[@]}"; do
   [ -e "$src/$path" ] || fail "$path is missing (update tests/layers/check_layers.sh when folders move)"
 done

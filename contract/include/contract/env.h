@@ -25,6 +25,9 @@ inline constexpr char kBootstrapRoots[] = "NCCLJOB_BOOTSTRAP_ROOTS";
 // Every pod carries its env to every watcher of pods (bench/scale/podcost.py measures it).
 inline constexpr const char* kSidecarEnv[] = {kJobName, kJobUid,  kIndex,         kReplicas,
                                               kGpusPerPod, kAttempt, kBootstrapRoots};
+// Still read by the sidecar when set, as pods of an earlier operator carry them; otherwise
+// learnt as above.
+inline constexpr const char* kSidecarEnvOfEarlierPods[] = {kNamespace, kPodName, kWorldSize};
 
 // Injected too, for programs written for other launchers.
 inline constexpr char kNcclSocketIfname[] = "NCCL_SOCKET_IFNAME";  // only when the spec sets it

@@ -6,6 +6,7 @@ operator container with probes, and that each value reaches the operator's flags
   check_chart.py            (helm from $NCCLOP_TEST_HELM, else tests/controlplane/build.sh)
 """
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -383,6 +384,36 @@ def test_extra_args():
               f"extraArgs {flag} must be refused naming {value}: rc {done.returncode} {done.stderr.strip()}")
 
 
+def operator_flag_names():
+    """The operator's flags, from operator/REFERENCE.md's table (made from operator/src/flags.cc; the
+    unit test operator.FlagsDoc.* fails when the two differ)."""
+    doc = (ROOT / "operator" / "REFERENCE.md").read_text()
+    block = re.search(r"<!-- begin generated flags\b.*?-->\n(.*?)<!-- end generated flags -->", doc, re.S)
+    if not check(block is not None, "operator/REFERENCE.md has no generated flags table"):
+        return set()
+    return set(re.findall(r"^\| `--([a-z0-9-]+)", block.group(1), re.M))
+
+
+def test_every_flag_the_chart_passes_exists():
+    known = operator_flag_names()
+    check(len(known) > 10, f"too few operator flags read from operator/REFERENCE.md: {sorted(known)}")
+    for sets in ((), ("metrics.enabled=false", "leaderElection.enabled=false", "watchNamespace=ml"),
+                 ("extraArgs={--log-level=warn}",)):
+        for arg in operator_container(one(render(*sets), "Deployment", f"flags {sets}"))["args"]:
+            name = arg[2:].split("=", 1)[0] if arg.startswith("--") else None
+            check(name in known, f"the chart ({sets}) passes {arg!r}: not a flag of nccl-operator (operator/REFERENCE.md)")
+    # The flags the templates name without the dashes: those an extraArg replaces (hasKey $extra
+    # "name") and those it may not set (the $wired dict's keys).
+    templates = (CHART / "templates" / "_helpers.tpl").read_text() + (CHART / "templates" / "deployment.yaml").read_text()
+    named = set(re.findall(r'hasKey \$extra "([a-z0-9-]+)"', templates))
+    wired = re.search(r"\$wired := dict (.*?) }}", templates)
+    if check(wired is not None, "charts/nccl-operator/templates/_helpers.tpl: no $wired dict of refused flags"):
+        named |= set(re.findall(r'"([^"]*)"', wired.group(1))[0::2])
+    check(len(named) > 5, f"too few flag names read from the templates: {sorted(named)}")
+    for name in sorted(named):
+        check(name in known, f"charts/nccl-operator/templates name the flag {name!r}: not a flag of nccl-operator")
+
+
 def test_kube_version():
     # kubeVersion stays (native sidecars need 1.29, ValidatingAdmissionPolicy v1 1.30); helm
     # template's default (v1.20.0) is refused, so the docs must name --kube-version.
@@ -413,7 +444,7 @@ def test_crds_shipped():
 def main():
     for test in (test_lint, test_defaults, test_one_namespace, test_switches, test_sidecar_values, test_operations_values,
                  test_replicas_need_leader_election,
-                 test_extra_args, test_misspelt_values_are_refused, test_kube_version, test_crds_shipped):
+                 test_extra_args, test_every_flag_the_chart_passes_exists, test_misspelt_values_are_refused, test_kube_version, test_crds_shipped):
         before = len(failures)
         test()
         print(f"{'ok  ' if len(failures) == before else 'FAIL'} {test.__name__}")
