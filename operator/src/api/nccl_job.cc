@@ -1,8 +1,9 @@
 #include "api/nccl_job.h"
 
 #include <algorithm>
-#include <limits>
+#include <string_view>
 
+#include "api/spec_fields.h"
 #include "contract/names.h"
 
 namespace ncclop::api {
@@ -12,30 +13,68 @@ kube::Status Invalid(const std::string& field, const std::string& what) {
   return kube::Status::Local("InvalidSpec", "spec." + field + " " + what);
 }
 
-// Reads an optional integer field within [lo, hi]; absent keeps *out (the default).
-kube::Status ReadInt(const Json& obj, const char* key, const std::string& path, std::int64_t lo,
-                     std::int64_t hi, std::int64_t* out) {
-  auto it = obj.find(key);
-  if (it == obj.end() || it->is_null()) return kube::Status::Ok();
+// Reads an integer field of `parent` within its row's bounds; absent keeps *out (the default).
+kube::Status ReadInt(const Json& parent, const spec_fields::IntField& field, std::int64_t* out) {
+  const std::string path(spec_fields::Named(field.path));
+  auto it = parent.find(spec_fields::Key(field.path));
+  if (it == parent.end() || it->is_null()) return kube::Status::Ok();
   if (!it->is_number_integer()) return Invalid(path, "must be an integer, got " + it->dump());
   std::int64_t v = it->get<std::int64_t>();
-  if (v < lo || v > hi) {
-    return Invalid(path, "must be between " + std::to_string(lo) + " and " + std::to_string(hi) +
-                             ", got " + std::to_string(v));
+  if (v < field.minimum || v > field.maximum) {
+    return Invalid(path, "must be between " + std::to_string(field.minimum) + " and " +
+                             std::to_string(field.maximum) + ", got " + std::to_string(v));
   }
   *out = v;
   return kube::Status::Ok();
 }
 
-kube::Status ReadInt32(const Json& obj, const char* key, const std::string& path, int lo, int hi,
-                       int* out) {
+// A field with a default: *out holds it, and keeps it when the field is absent.
+template <typename T>
+kube::Status Read(const Json& parent, const spec_fields::IntField& field, T* out) {
   std::int64_t v = *out;
-  kube::Status s = ReadInt(obj, key, path, lo, hi, &v);
-  *out = static_cast<int>(v);
+  kube::Status s = ReadInt(parent, field, &v);
+  *out = static_cast<T>(v);
   return s;
 }
 
-std::string StringAt(const Json& obj, const char* key) {
+// A field without a default: absent or null leaves *out unset.
+template <typename T>
+kube::Status ReadOptional(const Json& parent, const spec_fields::IntField& field, std::optional<T>* out) {
+  auto it = parent.find(spec_fields::Key(field.path));
+  if (it == parent.end() || it->is_null()) return kube::Status::Ok();
+  T v = 0;
+  if (auto s = Read(parent, field, &v); !s.ok()) return s;
+  *out = v;
+  return kube::Status::Ok();
+}
+
+kube::Status ReadBool(const Json& parent, const spec_fields::BoolField& field, bool* out) {
+  auto it = parent.find(spec_fields::Key(field.path));
+  if (it == parent.end() || it->is_null()) return kube::Status::Ok();
+  if (!it->is_boolean()) return Invalid(std::string(field.path), "must be true or false");
+  *out = it->get<bool>();
+  return kube::Status::Ok();
+}
+
+// Reads an enum field; absent or null gives "" (the caller keeps its default; "" is no value).
+kube::Result<std::string> ReadEnum(const Json& parent, const spec_fields::EnumField& field) {
+  auto it = parent.find(spec_fields::Key(field.path));
+  if (it == parent.end() || it->is_null()) return std::string();
+  const std::string value = it->is_string() ? it->get<std::string>() : it->dump();
+  if (!spec_fields::Allows(field, value)) {
+    return Invalid(std::string(field.path), "must be " + spec_fields::OneOf(field) + ", got " + value);
+  }
+  return value;
+}
+
+// `name` is one of spec_fields::kGangScheduling's values (ReadEnum checked it).
+GangScheduling GangSchedulingNamed(std::string_view name) {
+  if (name == "Required") return GangScheduling::kRequired;
+  if (name == "Disabled") return GangScheduling::kDisabled;
+  return GangScheduling::kAuto;
+}
+
+std::string StringAt(const Json& obj, std::string_view key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
@@ -47,27 +86,22 @@ int IntAt(const Json& obj, const char* key) {
 
 kube::Status ParseFailurePolicy(const Json& fp, FailurePolicy* out) {
   if (!fp.is_object()) return Invalid("failurePolicy", "must be an object");
-  if (auto s = ReadInt32(fp, "maxRestarts", "failurePolicy.maxRestarts", 0, 1000, &out->max_restarts); !s.ok()) return s;
-  if (auto s = ReadInt32(fp, "backoffSeconds", "failurePolicy.backoffSeconds", 0, 3600, &out->backoff_seconds); !s.ok()) return s;
-  if (auto s = ReadInt32(fp, "maxBackoffSeconds", "failurePolicy.maxBackoffSeconds", 0, 86400, &out->max_backoff_seconds); !s.ok()) return s;
-  if (auto it = fp.find("maxDisruptions"); it != fp.end() && !it->is_null()) {
-    int cap = 0;
-    if (auto s = ReadInt32(fp, "maxDisruptions", "failurePolicy.maxDisruptions", 0, 10000, &cap); !s.ok()) return s;
-    out->max_disruptions = cap;
-  }
-  if (auto s = ReadInt32(fp, "forbiddenRetrySeconds", "failurePolicy.forbiddenRetrySeconds", 0, 86400,
-                         &out->forbidden_retry_seconds);
-      !s.ok()) {
-    return s;
-  }
+  if (auto s = Read(fp, spec_fields::kMaxRestarts, &out->max_restarts); !s.ok()) return s;
+  if (auto s = Read(fp, spec_fields::kBackoffSeconds, &out->backoff_seconds); !s.ok()) return s;
+  if (auto s = Read(fp, spec_fields::kMaxBackoffSeconds, &out->max_backoff_seconds); !s.ok()) return s;
+  if (auto s = ReadOptional(fp, spec_fields::kMaxDisruptions, &out->max_disruptions); !s.ok()) return s;
+  if (auto s = Read(fp, spec_fields::kForbiddenRetrySeconds, &out->forbidden_retry_seconds); !s.ok()) return s;
   if (out->backoff_seconds > out->max_backoff_seconds) {
     return Invalid("failurePolicy.backoffSeconds", "must not exceed failurePolicy.maxBackoffSeconds");
   }
-  if (auto it = fp.find("failFastExitCodes"); it != fp.end() && !it->is_null()) {
-    if (!it->is_array()) return Invalid("failurePolicy.failFastExitCodes", "must be a list of exit codes");
+  const spec_fields::IntField& exit_code = spec_fields::kFailFastExitCode;
+  if (auto it = fp.find(spec_fields::Key(exit_code.path)); it != fp.end() && !it->is_null()) {
+    const std::string path(spec_fields::Named(exit_code.path));
+    if (!it->is_array()) return Invalid(path, "must be a list of exit codes");
     for (const Json& code : *it) {
-      if (!code.is_number_integer() || code.get<int>() < 1 || code.get<int>() > 255) {
-        return Invalid("failurePolicy.failFastExitCodes", "entries must be exit codes 1..255, got " + code.dump());
+      if (!code.is_number_integer() || code.get<int>() < exit_code.minimum || code.get<int>() > exit_code.maximum) {
+        return Invalid(path, "entries must be exit codes " + std::to_string(exit_code.minimum) + ".." +
+                                 std::to_string(exit_code.maximum) + ", got " + code.dump());
       }
       out->fail_fast_exit_codes.push_back(code.get<int>());
     }
@@ -92,8 +126,10 @@ kube::Status ParseTemplate(const Json& tmpl, NcclJobSpec* out) {
     }
     names.push_back(name);
   }
-  if (auto rp = StringAt(*spec, "restartPolicy"); !rp.empty() && rp != "Never") {
-    return Invalid("template.spec.restartPolicy", "must be Never (or unset): the operator restarts failed attempts, got " + rp);
+  const spec_fields::EnumField& restart_policy = spec_fields::kRestartPolicy;
+  if (auto rp = StringAt(*spec, spec_fields::Key(restart_policy.path)); !rp.empty() && !spec_fields::Allows(restart_policy, rp)) {
+    return Invalid(std::string(restart_policy.path), "must be " + spec_fields::OneOf(restart_policy) +
+                                                         " (or unset): the operator restarts failed attempts, got " + rp);
   }
   out->trainer_container = names.front();
   if (auto md = tmpl.find("metadata"); md != tmpl.end() && md->is_object()) {
@@ -117,45 +153,25 @@ kube::Status ParseTemplate(const Json& tmpl, NcclJobSpec* out) {
 kube::Result<NcclJobSpec> ParseSpec(const Json& spec) {
   NcclJobSpec out;
   if (!spec.is_object()) return Invalid("", "is required");
-  if (auto s = ReadInt32(spec, "replicas", "replicas", 1, 4096, &out.replicas); !s.ok()) return s;
-  if (auto s = ReadInt32(spec, "gpusPerPod", "gpusPerPod", 0, 64, &out.gpus_per_pod); !s.ok()) return s;
-  if (auto s = ReadInt32(spec, "initTimeoutSeconds", "initTimeoutSeconds", 1, 86400, &out.init_timeout_seconds); !s.ok()) return s;
-  if (auto it = spec.find("suspend"); it != spec.end() && !it->is_null()) {
-    if (!it->is_boolean()) return Invalid("suspend", "must be true or false");
-    out.suspend = it->get<bool>();
+  if (auto s = Read(spec, spec_fields::kReplicas, &out.replicas); !s.ok()) return s;
+  if (auto s = Read(spec, spec_fields::kGpusPerPod, &out.gpus_per_pod); !s.ok()) return s;
+  if (auto s = Read(spec, spec_fields::kInitTimeoutSeconds, &out.init_timeout_seconds); !s.ok()) return s;
+  if (auto s = ReadBool(spec, spec_fields::kSuspend, &out.suspend); !s.ok()) return s;
+  if (auto s = ReadOptional(spec, spec_fields::kTtlSecondsAfterFinished, &out.ttl_seconds_after_finished); !s.ok()) {
+    return s;
   }
-  if (spec.contains("ttlSecondsAfterFinished") && !spec["ttlSecondsAfterFinished"].is_null()) {
-    std::int64_t ttl = 0;
-    if (auto s = ReadInt(spec, "ttlSecondsAfterFinished", "ttlSecondsAfterFinished", 0,
-                         std::numeric_limits<std::int32_t>::max(), &ttl);
-        !s.ok()) {
-      return s;
-    }
-    out.ttl_seconds_after_finished = ttl;
-  }
-  if (spec.contains("activeDeadlineSeconds") && !spec["activeDeadlineSeconds"].is_null()) {
-    std::int64_t deadline = 0;
-    if (auto s = ReadInt(spec, "activeDeadlineSeconds", "activeDeadlineSeconds", 1,
-                         std::numeric_limits<std::int32_t>::max(), &deadline);
-        !s.ok()) {
-      return s;
-    }
-    out.active_deadline_seconds = deadline;
+  if (auto s = ReadOptional(spec, spec_fields::kActiveDeadlineSeconds, &out.active_deadline_seconds); !s.ok()) {
+    return s;
   }
   if (auto net = spec.find("network"); net != spec.end() && net->is_object()) {
     out.socket_ifname = StringAt(*net, "socketIfname");
-    if (net->contains("sidecarPort") && !(*net)["sidecarPort"].is_null()) {
-      int port = 0;
-      if (auto s = ReadInt32(*net, "sidecarPort", "network.sidecarPort", 1024, 65534, &port); !s.ok()) return s;
-      out.sidecar_port = port;
-    }
-    if (net->contains("bootstrapRoots") && !(*net)["bootstrapRoots"].is_null()) {
-      if (auto s = ReadInt32(*net, "bootstrapRoots", "network.bootstrapRoots", 1, 4096, &out.bootstrap_roots); !s.ok()) {
-        return s;
-      }
+    if (auto s = ReadOptional(*net, spec_fields::kSidecarPort, &out.sidecar_port); !s.ok()) return s;
+    const spec_fields::IntField& roots = spec_fields::kBootstrapRoots;
+    if (auto it = net->find(spec_fields::Key(roots.path)); it != net->end() && !it->is_null()) {
+      if (auto s = Read(*net, roots, &out.bootstrap_roots); !s.ok()) return s;
       if (out.bootstrap_roots > out.replicas) {
-        return Invalid("network.bootstrapRoots", "must be at most replicas (" + std::to_string(out.replicas) +
-                                                     "): each bootstrap root is a pod");
+        return Invalid(std::string(roots.path), "must be at most replicas (" + std::to_string(out.replicas) +
+                                                    "): each bootstrap root is a pod");
       }
       out.bootstrap_roots_set = true;
     }
@@ -163,18 +179,9 @@ kube::Result<NcclJobSpec> ParseSpec(const Json& spec) {
   if (auto fp = spec.find("failurePolicy"); fp != spec.end() && !fp->is_null()) {
     if (auto s = ParseFailurePolicy(*fp, &out.failure_policy); !s.ok()) return s;
   }
-  if (auto gang = spec.find("gangScheduling"); gang != spec.end() && !gang->is_null()) {
-    const std::string value = gang->is_string() ? gang->get<std::string>() : gang->dump();
-    if (value == "Auto") {
-      out.gang_scheduling = GangScheduling::kAuto;
-    } else if (value == "Required") {
-      out.gang_scheduling = GangScheduling::kRequired;
-    } else if (value == "Disabled") {
-      out.gang_scheduling = GangScheduling::kDisabled;
-    } else {
-      return Invalid("gangScheduling", "must be Auto, Required or Disabled, got " + value);
-    }
-  }
+  auto gang = ReadEnum(spec, spec_fields::kGangScheduling);
+  if (!gang.ok()) return gang.status();
+  if (!gang->empty()) out.gang_scheduling = GangSchedulingNamed(*gang);
   auto tmpl = spec.find("template");
   if (auto s = ParseTemplate(tmpl == spec.end() ? Json() : *tmpl, &out); !s.ok()) return s;
   return out;

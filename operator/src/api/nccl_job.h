@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/spec_fields.h"
 #include "api/time.h"
 #include "kube/status.h"
 
@@ -18,15 +19,16 @@ namespace ncclop::api {
 
 using Json = nlohmann::json;
 
+// Defaults are the CRD's, from api/spec_fields.h.
 struct FailurePolicy {
-  int max_restarts = 3;
-  int backoff_seconds = 10;
-  int max_backoff_seconds = 300;
+  int max_restarts = spec_fields::Int32Default(spec_fields::kMaxRestarts);
+  int backoff_seconds = spec_fields::Int32Default(spec_fields::kBackoffSeconds);
+  int max_backoff_seconds = spec_fields::Int32Default(spec_fields::kMaxBackoffSeconds);
   std::vector<int> fail_fast_exit_codes;
   std::optional<int> max_disruptions;  // unset: disruptions never fail the job
   // How long pod creates refused as Forbidden (a ResourceQuota, Pod Security, a missing
   // ServiceAccount) are retried before the job fails (PodCreateForbidden).
-  int forbidden_retry_seconds = 300;
+  int forbidden_retry_seconds = spec_fields::Int32Default(spec_fields::kForbiddenRetrySeconds);
 };
 
 // spec.gangScheduling: whether the job's pods form one gang of Kubernetes' native gang
@@ -38,21 +40,22 @@ enum class GangScheduling {
 };
 
 struct NcclJobSpec {
-  int replicas = 1;
-  int gpus_per_pod = 1;
-  int init_timeout_seconds = 300;
-  bool suspend = false;
+  int replicas = spec_fields::Int32Default(spec_fields::kReplicas);
+  int gpus_per_pod = spec_fields::Int32Default(spec_fields::kGpusPerPod);
+  int init_timeout_seconds = spec_fields::Int32Default(spec_fields::kInitTimeoutSeconds);
+  bool suspend = spec_fields::kSuspend.default_value;
   std::optional<std::int64_t> ttl_seconds_after_finished;
   // The job fails (DeadlineExceeded) this long after status.startTime; unset: no deadline.
   std::optional<std::int64_t> active_deadline_seconds;
   std::string socket_ifname;  // "" = let the runtime choose
   std::optional<int> sidecar_port;  // network.sidecarPort; unset: desired/sidecar_ports.h chooses
   // network.bootstrapRoots: pods that each make an id (ncclCommInitRankScalable); 1..replicas.
+  // The CRD gives it no default: unset is one root (pod 0) without NCCLJOB_BOOTSTRAP_ROOTS;
   // bootstrap_roots_set: the spec names it, so NCCLJOB_BOOTSTRAP_ROOTS is injected (also for 1).
   int bootstrap_roots = 1;
   bool bootstrap_roots_set = false;
   FailurePolicy failure_policy;
-  GangScheduling gang_scheduling = GangScheduling::kAuto;
+  GangScheduling gang_scheduling = GangScheduling::kAuto;  // spec_fields::kGangScheduling's default
   Json pod_template;              // a PodTemplateSpec (metadata + spec)
   std::string trainer_container;  // resolved: the annotated one or the first container
 
