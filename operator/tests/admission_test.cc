@@ -5,7 +5,7 @@
 
 #include "desired/workload.h"
 #include "policy/admission.h"
-#include "policy/plan.h"
+#include "policy/decide.h"
 #include "test_jobs.h"
 
 namespace ncclop::policy {

@@ -3,7 +3,7 @@
 
 #include "observed/disruption.h"
 #include "policy/failure_policy.h"
-#include "policy/plan.h"
+#include "policy/decide.h"
 #include "test_jobs.h"
 
 namespace ncclop::policy {

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "policy/failure_policy.h"
-#include "policy/plan.h"
+#include "policy/decide.h"
 #include "policy/pod_refusal.h"
 #include "policy/success_policy.h"
 #include "policy/ttl_policy.h"

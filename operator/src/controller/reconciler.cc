@@ -14,6 +14,7 @@
 #include "desired/service.h"
 #include "logging/log.h"
 #include "observed/ownership.h"
+#include "policy/decide.h"
 #include "policy/pod_refusal.h"
 
 namespace ncclop::controller {

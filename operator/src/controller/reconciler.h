@@ -19,6 +19,7 @@
 #include "kube/informer.h"
 #include "metrics/metrics.h"
 #include "policy/plan.h"
+#include "policy/pod_refusal.h"
 
 namespace ncclop::controller {
 

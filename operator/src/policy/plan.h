@@ -1,4 +1,4 @@
-// Reconcile as a pure function: (job, observed children, now) -> Plan. The reconciler
+// What one reconcile should do (policy/decide.h makes it). The reconciler
 // (controller/reconciler.cc, Carry) carries out a Plan in a fixed order that keeps every crash
 // point safe:
 //   1. the per-job children (ServiceAccount, Role, RoleBinding, Service, the gang's scheduling
@@ -21,9 +21,6 @@
 
 #include "api/nccl_job.h"
 #include "desired/configmap.h"
-#include "observed/configmap.h"
-#include "observed/pod.h"
-#include "observed/workload.h"
 #include "policy/admission.h"
 
 namespace ncclop::policy {
@@ -67,20 +64,5 @@ struct Plan {
   bool disrupted = false;  // an attempt was ended by a disruption (status.disruptions)
   std::optional<double> id_publish_latency_seconds;
 };
-
-// The controller's verdict that this job's pods cannot be created (policy/pod_refusal.h): the
-// API server refused one as malformed (PodTemplateRejected), or kept refusing them as Forbidden
-// for longer than failurePolicy.forbiddenRetrySeconds (PodCreateForbidden). Empty: none.
-struct PodCreateVerdict {
-  std::string reason;
-  std::string message;
-  bool empty() const { return reason.empty(); }
-};
-
-// A non-empty pod_create_verdict fails the job with its reason and message.
-// workload: the job's Kueue Workload (only read for a job with a queue name).
-Plan Decide(const api::NcclJob& job, const std::vector<observed::ObservedPod>& pods,
-            const observed::ObservedConfigMap& configmap, api::Time now, const PodCreateVerdict& pod_create_verdict = {},
-            const observed::ObservedWorkload& workload = observed::ObservedWorkload{});
 
 }  // namespace ncclop::policy
