@@ -16,7 +16,7 @@ using namespace std::chrono_literals;
 using Json = nlohmann::json;
 using observed::ObservedConfigMap;
 using observed::ObservedPod;
-using observed::ObservedWorkload;
+using observed::ObservedKueueWorkload;
 using observed::ObserveConfigMap;
 using observed::ObservePod;
 using testing::FailedPod;

@@ -34,10 +34,10 @@ bool ServesKueueWorkloads(kube::Client& client, const std::string& ns) {
 }
 
 // scheduling.k8s.io/v1alpha1 Workloads (Kubernetes 1.35+ with the GenericWorkload gate): then jobs
-// with spec.gangScheduling Auto are gang scheduled (desired/gang.h).
-bool ServesSchedulingWorkloads(kube::Client& client, const std::string& ns) {
+// with spec.gangScheduling Auto are gang scheduled (desired/gang_workload.h).
+bool ServesGangWorkloads(kube::Client& client, const std::string& ns) {
   return ServesResource(
-      client, ns, kSchedulingWorkloads,
+      client, ns, kGangWorkloads,
       "scheduling.k8s.io/v1alpha1 Workloads are served: jobs are gang scheduled (spec.gangScheduling Auto)",
       "scheduling.k8s.io/v1alpha1 Workloads are not served (or not allowed): no native gang scheduling");
 }
@@ -83,7 +83,7 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
 
   if (ServesKueueWorkloads(*client, options_.namespace_)) {
     child_opts.name = "workloads";
-    workloads_ = std::make_unique<kube::Informer>(client, kKueueWorkloads, child_opts);
+    kueue_workloads_ = std::make_unique<kube::Informer>(client, kKueueWorkloads, child_opts);
   }
 
   pods_->AddIndex(kPodsByJob, [](const nlohmann::json& pod) -> std::vector<std::string> {
@@ -103,18 +103,18 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
                            [this](const kube::ObjectPtr& before, const kube::ObjectPtr& o) { EnqueuePublish(before, o); },
                            nullptr});
   configmaps_->AddEventHandlers(owner_handlers);
-  if (workloads_) workloads_->AddEventHandlers(owner_handlers);
+  if (kueue_workloads_) kueue_workloads_->AddEventHandlers(owner_handlers);
 
-  const bool gang_served = ServesSchedulingWorkloads(*client, options_.namespace_);
+  const bool gang_served = ServesGangWorkloads(*client, options_.namespace_);
   // A child EnsureChildren makes that is deleted or changed (its owner) has its job make sure of
   // its children again (Reconciler::ChildChanged).
   kube::EventHandlers changed_handlers{nullptr, [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { ChildChanged(o); },
                                        [this](const kube::ObjectPtr& o) { ChildChanged(o); }};
   if (gang_served) {
     child_opts.name = "scheduling-workloads";
-    scheduling_workloads_ = std::make_unique<kube::Informer>(client, kSchedulingWorkloads, child_opts);
-    scheduling_workloads_->AddEventHandlers(owner_handlers);
-    scheduling_workloads_->AddEventHandlers(changed_handlers);
+    gang_workloads_ = std::make_unique<kube::Informer>(client, kGangWorkloads, child_opts);
+    gang_workloads_->AddEventHandlers(owner_handlers);
+    gang_workloads_->AddEventHandlers(changed_handlers);
   }
   // Only a deletion (or a change of owner) of these matters. Only their metadata is cached.
   child_opts.transform = cache::TrimToOwnership;
@@ -131,8 +131,8 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   auto store = [](const std::unique_ptr<kube::Informer>& informer) -> const kube::Store* {
     return informer ? &informer->store() : nullptr;
   };
-  Caches caches{store(jobs_),     store(pods_),  store(configmaps_),    store(workloads_),        gang_served,
-                store(scheduling_workloads_), store(services_), store(roles_), store(role_bindings_),
+  Caches caches{store(jobs_),     store(pods_),  store(configmaps_),    store(kueue_workloads_),        gang_served,
+                store(gang_workloads_), store(services_), store(roles_), store(role_bindings_),
                 store(service_accounts_),     &pod_memo_};
   reconciler_ = std::make_unique<Reconciler>(client, caches, options_.pod_options, metrics_);
   publisher_ = std::make_unique<Publisher>(client, caches, metrics_);
@@ -240,7 +240,7 @@ void Controller::Stop() {
 
 std::vector<kube::Informer*> Controller::Informers() const {
   std::vector<kube::Informer*> out;
-  for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(), scheduling_workloads_.get(),
+  for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get(), kueue_workloads_.get(), gang_workloads_.get(),
                               services_.get(), roles_.get(), role_bindings_.get(), service_accounts_.get()}) {
     if (inf != nullptr) out.push_back(inf);
   }

@@ -55,8 +55,8 @@ class Controller {
   std::unique_ptr<kube::Informer> jobs_;
   std::unique_ptr<kube::Informer> pods_;
   std::unique_ptr<kube::Informer> configmaps_;
-  std::unique_ptr<kube::Informer> workloads_;  // only when Kueue is served
-  std::unique_ptr<kube::Informer> scheduling_workloads_;  // only when native gang scheduling is served
+  std::unique_ptr<kube::Informer> kueue_workloads_;  // only when Kueue is served
+  std::unique_ptr<kube::Informer> gang_workloads_;  // only when native gang scheduling is served
   // The job's other children, watched so that one deleted by hand is made again at once.
   std::unique_ptr<kube::Informer> services_;
   std::unique_ptr<kube::Informer> roles_;

@@ -19,7 +19,7 @@ namespace ncclop::controller {
 inline const kube::Resource kNcclJobs{"nccl.dev", "v1alpha1", "nccljobs", true};
 inline const kube::Resource kKueueWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", true};
 inline const kube::Resource kKueueResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
-inline const kube::Resource kSchedulingWorkloads{"scheduling.k8s.io", "v1alpha1", "workloads", true};
+inline const kube::Resource kGangWorkloads{"scheduling.k8s.io", "v1alpha1", "workloads", true};
 inline const kube::Resource kKueueWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false};
 inline const kube::Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false};
 
@@ -28,11 +28,11 @@ struct Caches {
   const kube::Store* jobs;
   const kube::Store* pods;        // indexed by kPodsByJob
   const kube::Store* configmaps;  // filtered to the job label
-  const kube::Store* workloads = nullptr;  // Kueue Workloads (job label); null: Kueue not served
+  const kube::Store* kueue_workloads = nullptr;  // Kueue Workloads (job label); null: Kueue not served
   // Whether the API server served scheduling.k8s.io/v1alpha1 Workloads at start (native gang
-  // scheduling, desired/gang.h), and then their cache (job label): one deleted by hand is made again.
-  bool scheduling_workloads_served = false;
-  const kube::Store* scheduling_workloads = nullptr;
+  // scheduling, desired/gang_workload.h), and then their cache (job label): one deleted by hand is made again.
+  bool gang_workloads_served = false;
+  const kube::Store* gang_workloads = nullptr;
   // The job's Service, Role, RoleBinding and ServiceAccount (job label, metadata only,
   // cache::TrimToOwnership): one deleted by hand is made again at once (Reconciler::ChildMissing).
   const kube::Store* services = nullptr;

@@ -8,9 +8,9 @@
 #include "controller/in_parallel.h"
 #include "controller/test_hook.h"
 #include "desired/configmap.h"
-#include "desired/gang.h"
+#include "desired/gang_workload.h"
 #include "desired/rbac.h"
-#include "desired/workload.h"
+#include "desired/kueue_workload.h"
 #include "desired/service.h"
 #include "logging/log.h"
 #include "observed/ownership.h"
@@ -72,12 +72,12 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     return ReconcileResult::Done();
   }
   api::NcclJob& job = seen->job;
-  if (!job.queue_name.empty() && caches_.workloads == nullptr) {
+  if (!job.queue_name.empty() && caches_.kueue_workloads == nullptr) {
     logging::Warn("controller", "label kueue.x-k8s.io/queue-name ignored: the API server served no Kueue Workloads when the operator started",
                   {{"job", key}, {"queue", job.queue_name}});
     job.queue_name.clear();
   }
-  if (job.spec.gang_scheduling == api::GangScheduling::kRequired && !caches_.scheduling_workloads_served &&
+  if (job.spec.gang_scheduling == api::GangScheduling::kRequired && !caches_.gang_workloads_served &&
       job.spec_error.empty()) {
     job.spec_error =
         "spec.gangScheduling is Required, but the API server served no scheduling.k8s.io/v1alpha1 Workloads when the "
@@ -86,7 +86,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   }
 
   policy::Plan plan = policy::Decide(job, seen->pods, seen->configmap, api::Clock::now(), VerdictFor(key, job),
-                                     ObserveWorkload(job));
+                                     ObserveKueueWorkload(job));
   return Carry(*seen, plan);
 }
 
@@ -97,7 +97,7 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
     if (auto r = EnsureChildren(job); !r.done()) return r;
   }
   bool priority_class_missing = false;
-  if (plan.ensure_workload) {
+  if (plan.ensure_kueue_workload) {
     std::optional<ReconcileResult> r = EnsureWorkloadStep(job);
     priority_class_missing = !r;
     if (r && !r->done()) return *r;
@@ -132,17 +132,17 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
     }
     return ReconcileResult::Error(s);
   }
-  if (plan.finish_workload) {
-    if (auto r = ReconcileResult::From(FinishWorkload(job, *plan.finish_workload)); !r.done()) return r;
+  if (plan.finish_kueue_workload) {
+    if (auto r = ReconcileResult::From(FinishWorkload(job, *plan.finish_kueue_workload)); !r.done()) return r;
   }
-  if (plan.release_workload_quota) {
+  if (plan.release_kueue_quota) {
     if (auto r = ReconcileResult::From(ReleaseWorkloadQuota(job)); !r.done()) return r;
   }
-  if (plan.set_workload_active) {
-    if (auto r = ReconcileResult::From(SetWorkloadActive(job, *plan.set_workload_active)); !r.done()) return r;
+  if (plan.set_kueue_workload_active) {
+    if (auto r = ReconcileResult::From(SetWorkloadActive(job, *plan.set_kueue_workload_active)); !r.done()) return r;
   }
-  if (plan.set_workload_pods_ready) {
-    if (auto r = ReconcileResult::From(SetWorkloadPodsReady(job, *plan.set_workload_pods_ready)); !r.done()) return r;
+  if (plan.set_kueue_pods_ready) {
+    if (auto r = ReconcileResult::From(SetWorkloadPodsReady(job, *plan.set_kueue_pods_ready)); !r.done()) return r;
   }
   if (plan.delete_job) {
     if (auto r = DeleteFinishedJob(job); !r.done()) return r;
@@ -233,7 +233,7 @@ ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   if (auto r = EnsureChild(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !r.done()) return r;
   if (auto r = EnsureChild(*client_, res::kServices, ns, desired::HeadlessService(job)); !r.done()) return r;
   if (UsesGang(job)) {
-    if (auto r = EnsureSchedulingWorkload(job); !r.done()) return r;
+    if (auto r = EnsureGangWorkload(job); !r.done()) return r;
   }
   {
     std::lock_guard<std::mutex> lock(ensured_mu_);
@@ -259,7 +259,7 @@ bool Reconciler::ChildMissing(const api::NcclJob& job) const {
          missing(caches_.roles, contract::RoleName(job.name)) ||
          missing(caches_.role_bindings, contract::RoleName(job.name)) ||
          missing(caches_.services, contract::ServiceName(job.name)) ||
-         (UsesGang(job) && missing(caches_.scheduling_workloads, contract::SchedulingWorkloadName(job.name)));
+         (UsesGang(job) && missing(caches_.gang_workloads, contract::GangWorkloadName(job.name)));
 }
 
 ReconcileResult Reconciler::WriteConfigMap(const JobObservation& seen, const policy::Plan& plan) {
@@ -340,7 +340,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   InParallel(indices.size(), kPodCallsInFlight, [&](std::size_t i) {
     const int index = indices[i];
     Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
-    if (gang) desired::ReferenceSchedulingWorkload(pod, job, plan.status.attempt);
+    if (gang) desired::ReferenceGangWorkload(pod, job, plan.status.attempt);
     desired::ApplyFlavors(pod, *flavors);
     auto created = client_->Create(res::kPods, job.namespace_, pod);
     if (created.ok() || created.status().IsAlreadyExists()) return true;

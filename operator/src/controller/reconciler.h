@@ -14,7 +14,7 @@
 #include "controller/observe.h"
 #include "controller/reconcile_result.h"
 #include "desired/pod.h"
-#include "desired/workload_priority.h"
+#include "desired/kueue_workload_priority.h"
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "metrics/metrics.h"
@@ -51,27 +51,27 @@ class Reconciler {
   // the job (VerdictFor) or records the PodCreateFailed event.
   kube::Status CreatePods(const api::NcclJob& job, const policy::Plan& plan);
   ReconcileResult DeleteFinishedJob(const api::NcclJob& job);
-  // Kueue (controller/workload.cc).
+  // Kueue (controller/kueue_workload.cc).
   // The cached Workload, and a priority class it needs that does not exist (missing_classes_).
-  observed::ObservedWorkload ObserveWorkload(const api::NcclJob& job) const;
+  observed::ObservedKueueWorkload ObserveKueueWorkload(const api::NcclJob& job) const;
   kube::Status EnsureWorkload(const api::NcclJob& job);
   // EnsureWorkload as a step of Carry: remembers or forgets a missing priority class (and then
   // asks for a reconcile at once, so that Decide says so), nullopt while it is still missing
   // (the rest of the plan goes on: the job's status says why it has no Workload).
   std::optional<ReconcileResult> EnsureWorkloadStep(const api::NcclJob& job);
-  // The priority the Workload gets (desired/workload_priority.h), from the class read now.
-  kube::Result<desired::WorkloadPriority> ReadWorkloadPriority(const desired::PriorityClassToRead& what) const;
+  // The priority the Workload gets (desired/kueue_workload_priority.h), from the class read now.
+  kube::Result<desired::KueueWorkloadPriority> ReadWorkloadPriority(const desired::PriorityClassToRead& what) const;
   // A Workload whose job's label now names another WorkloadPriorityClass follows it.
   kube::Status FollowPriorityLabel(const api::NcclJob& job, const nlohmann::json& workload);
-  kube::Status FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish);
+  kube::Status FinishWorkload(const api::NcclJob& job, const policy::Plan::KueueWorkloadFinish& finish);
   kube::Status ReleaseWorkloadQuota(const api::NcclJob& job);
   kube::Status SetWorkloadActive(const api::NcclJob& job, bool active);
-  kube::Status SetWorkloadPodsReady(const api::NcclJob& job, const policy::WorkloadPodsReady& pods_ready);
+  kube::Status SetWorkloadPodsReady(const api::NcclJob& job, const policy::KueuePodsReady& pods_ready);
   // The ResourceFlavors of the job's admission (empty for a job in no queue).
   kube::Result<std::vector<nlohmann::json>> AdmittedFlavors(const api::NcclJob& job) const;
-  // Native gang scheduling (controller/gang.cc).
+  // Native gang scheduling (controller/gang_workload.cc).
   bool UsesGang(const api::NcclJob& job) const;
-  ReconcileResult EnsureSchedulingWorkload(const api::NcclJob& job);
+  ReconcileResult EnsureGangWorkload(const api::NcclJob& job);
 
   std::shared_ptr<kube::Client> client_;
   Caches caches_;
@@ -117,7 +117,7 @@ class Reconciler {
   std::map<std::string, FirstForbidden> forbidden_;  // guarded by rejections_mu_
 
   // The priority class a queued job's Workload needs and that did not exist when last read, by
-  // namespace/name, for the job UID it was read for (ObserveWorkload hands the message to
+  // namespace/name, for the job UID it was read for (ObserveKueueWorkload hands the message to
   // Decide); gone once the Workload is made, or its label followed, or the job is gone.
   struct MissingClass {
     std::string uid;

@@ -42,21 +42,21 @@ struct Plan {
   std::vector<int> create_pods;  // indices, for status.attempt
   std::vector<Event> events;
   bool delete_job = false;
-  // Jobs in a Kueue queue: create the Workload (desired/workload.h) if missing; once the job
+  // Jobs in a Kueue queue: create the Workload (desired/kueue_workload.h) if missing; once the job
   // has finished, mark it Finished (reason Succeeded or Failed) so Kueue releases the quota.
-  bool ensure_workload = false;
-  struct WorkloadFinish {
+  bool ensure_kueue_workload = false;
+  struct KueueWorkloadFinish {
     std::string reason;  // "Succeeded" or "Failed"
     std::string message;
   };
-  std::optional<WorkloadFinish> finish_workload;
+  std::optional<KueueWorkloadFinish> finish_kueue_workload;
   // Kueue evicted the Workload and every pod of the job is gone: clear its quota reservation
   // (policy/admission.h, ReleasesEvictedQuota) so Kueue queues it again.
-  bool release_workload_quota = false;
-  // spec.suspend: the Workload's spec.active to write (policy/admission.h, WorkloadActiveFor).
-  std::optional<bool> set_workload_active;
-  // The Workload's PodsReady condition to write (policy/admission.h, PodsReadyFor).
-  std::optional<WorkloadPodsReady> set_workload_pods_ready;
+  bool release_kueue_quota = false;
+  // spec.suspend: the Workload's spec.active to write (policy/admission.h, KueueWorkloadActiveFor).
+  std::optional<bool> set_kueue_workload_active;
+  // The Kueue Workload's PodsReady condition to write (policy/admission.h, PodsReadyFor).
+  std::optional<KueuePodsReady> set_kueue_pods_ready;
   std::optional<std::chrono::seconds> requeue_after;
   // Facts for metrics.
   bool attempt_started = false;

@@ -1,17 +1,17 @@
-// The Kueue Workload of a job in a queue (desired/workload.h, observed/workload.h,
+// The Kueue Workload of a job in a queue (desired/kueue_workload.h, observed/kueue_workload.h,
 // policy/admission.h): created once, with the priority of its class
-// (desired/workload_priority.h: read then, and again when the job's priority-class label names
+// (desired/kueue_workload_priority.h: read then, and again when the job's priority-class label names
 // another WorkloadPriorityClass); marked Finished when the job ends so Kueue releases its quota;
 // after an eviction, its quota reservation is cleared once the job's pods are gone, so Kueue
 // queues it again.
 #include "contract/names.h"
 #include "api/time.h"
 #include "controller/reconciler.h"
-#include "desired/workload.h"
-#include "desired/workload_priority.h"
+#include "desired/kueue_workload.h"
+#include "desired/kueue_workload_priority.h"
 #include "logging/log.h"
 #include "observed/ownership.h"
-#include "observed/workload.h"
+#include "observed/kueue_workload.h"
 
 namespace ncclop::controller {
 
@@ -24,12 +24,12 @@ constexpr const char* kPriorityClassNotFound = "PriorityClassNotFound";
 
 }  // namespace
 
-observed::ObservedWorkload Reconciler::ObserveWorkload(const api::NcclJob& job) const {
-  if (job.queue_name.empty() || caches_.workloads == nullptr) return {};
-  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
+observed::ObservedKueueWorkload Reconciler::ObserveKueueWorkload(const api::NcclJob& job) const {
+  if (job.queue_name.empty() || caches_.kueue_workloads == nullptr) return {};
+  kube::ObjectPtr cached = caches_.kueue_workloads->Get(job.namespace_, contract::KueueWorkloadName(job.name));
   // One left by a deleted job of the same name is not this job's admission.
-  observed::ObservedWorkload seen =
-      cached && observed::OwnedBy(*cached, job.uid) ? observed::ObserveWorkload(*cached) : observed::ObservedWorkload{};
+  observed::ObservedKueueWorkload seen =
+      cached && observed::OwnedBy(*cached, job.uid) ? observed::ObserveKueueWorkload(*cached) : observed::ObservedKueueWorkload{};
   std::lock_guard<std::mutex> lock(missing_classes_mu_);
   if (auto it = missing_classes_.find(observed::JobKey(job.namespace_, job.name)); it != missing_classes_.end()) {
     if (it->second.uid == job.uid) seen.priority_class_missing = it->second.message;
@@ -60,7 +60,7 @@ std::optional<ReconcileResult> Reconciler::EnsureWorkloadStep(const api::NcclJob
   return ReconcileResult::From(ensured);
 }
 
-kube::Result<desired::WorkloadPriority> Reconciler::ReadWorkloadPriority(const desired::PriorityClassToRead& what) const {
+kube::Result<desired::KueueWorkloadPriority> Reconciler::ReadWorkloadPriority(const desired::PriorityClassToRead& what) const {
   using Kind = desired::PriorityClassToRead::Kind;
   std::vector<Json> classes;
   if (what.kind == Kind::kDefault) {
@@ -85,7 +85,7 @@ kube::Result<desired::WorkloadPriority> Reconciler::ReadWorkloadPriority(const d
 
 kube::Status Reconciler::FollowPriorityLabel(const api::NcclJob& job, const Json& workload) {
   if (!observed::OwnedBy(workload, job.uid)) return kube::Status::Ok();
-  auto follow = desired::WorkloadPriorityClassToFollow(job, workload, observed::ObserveWorkload(workload).quota_reserved);
+  auto follow = desired::WorkloadPriorityClassToFollow(job, workload, observed::ObserveKueueWorkload(workload).quota_reserved);
   if (!follow) return kube::Status::Ok();
   const desired::PriorityClassToRead what{desired::PriorityClassToRead::Kind::kWorkloadPriorityClass, *follow};
   auto priority = ReadWorkloadPriority(what);
@@ -93,7 +93,7 @@ kube::Status Reconciler::FollowPriorityLabel(const api::NcclJob& job, const Json
     return kube::Status::Local(kPriorityClassNotFound, priority.status().message() + ": the Workload keeps its priority until it does");
   }
   if (!priority.ok()) return priority.status();
-  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kMerge,
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::KueueWorkloadName(job.name), kube::PatchType::kMerge,
                                 desired::SetPriorityPatch(workload, *priority));
   if (patched.ok()) {
     logging::Info("controller", "the Kueue Workload follows the job's priority-class label",
@@ -105,10 +105,10 @@ kube::Status Reconciler::FollowPriorityLabel(const api::NcclJob& job, const Json
 }
 
 kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
-  if (kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name))) {
+  if (kube::ObjectPtr cached = caches_.kueue_workloads->Get(job.namespace_, contract::KueueWorkloadName(job.name))) {
     return FollowPriorityLabel(job, *cached);
   }
-  Json workload = desired::Workload(job, pod_options_);
+  Json workload = desired::KueueWorkload(job, pod_options_);
   auto priority = ReadWorkloadPriority(desired::PriorityClassOf(job));
   if (priority.status().reason() == kPriorityClassNotFound) {
     return kube::Status::Local(kPriorityClassNotFound, priority.status().message() + ": no Workload, so no place in queue " +
@@ -126,8 +126,8 @@ kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
   return created.status();
 }
 
-kube::Status Reconciler::FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish) {
-  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
+kube::Status Reconciler::FinishWorkload(const api::NcclJob& job, const policy::Plan::KueueWorkloadFinish& finish) {
+  kube::ObjectPtr cached = caches_.kueue_workloads->Get(job.namespace_, contract::KueueWorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
   const Json condition = {{"type", "Finished"},
                           {"status", "True"},
@@ -146,17 +146,17 @@ kube::Status Reconciler::FinishWorkload(const api::NcclJob& job, const policy::P
   }
   kube::PatchOptions options;
   options.subresource = "status";
-  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kJson, patch, options);
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::KueueWorkloadName(job.name), kube::PatchType::kJson, patch, options);
   if (patched.ok() || patched.status().IsNotFound()) return kube::Status::Ok();
   return patched.status();  // a failed test (the cache was behind) is retried with backoff
 }
 
 kube::Status Reconciler::ReleaseWorkloadQuota(const api::NcclJob& job) {
-  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
+  kube::ObjectPtr cached = caches_.kueue_workloads->Get(job.namespace_, contract::KueueWorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
   kube::PatchOptions options;
   options.subresource = "status";
-  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kJson,
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::KueueWorkloadName(job.name), kube::PatchType::kJson,
                                 desired::ReleaseQuotaPatch(*cached, api::Clock::now()), options);
   if (patched.ok()) {
     logging::Info("controller", "cleared the quota reservation of the evicted Kueue Workload: the job's pods are gone",
@@ -167,9 +167,9 @@ kube::Status Reconciler::ReleaseWorkloadQuota(const api::NcclJob& job) {
 }
 
 kube::Status Reconciler::SetWorkloadActive(const api::NcclJob& job, bool active) {
-  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
+  kube::ObjectPtr cached = caches_.kueue_workloads->Get(job.namespace_, contract::KueueWorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
-  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kMerge,
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::KueueWorkloadName(job.name), kube::PatchType::kMerge,
                                 desired::SetActivePatch(*cached, active));
   if (patched.ok()) {
     logging::Info("controller", active ? "activated the Kueue Workload again: the job was resumed"
@@ -180,13 +180,13 @@ kube::Status Reconciler::SetWorkloadActive(const api::NcclJob& job, bool active)
   return patched.status();  // a conflict (the cache was behind) is retried with backoff
 }
 
-kube::Status Reconciler::SetWorkloadPodsReady(const api::NcclJob& job, const policy::WorkloadPodsReady& pods_ready) {
-  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
+kube::Status Reconciler::SetWorkloadPodsReady(const api::NcclJob& job, const policy::KueuePodsReady& pods_ready) {
+  kube::ObjectPtr cached = caches_.kueue_workloads->Get(job.namespace_, contract::KueueWorkloadName(job.name));
   if (!cached || !observed::OwnedBy(*cached, job.uid)) return kube::Status::Ok();
   kube::PatchOptions options;
   options.subresource = "status";
   auto patched = client_->Patch(
-      kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kJson,
+      kKueueWorkloads, job.namespace_, contract::KueueWorkloadName(job.name), kube::PatchType::kJson,
       desired::SetPodsReadyPatch(*cached, pods_ready.ready, pods_ready.reason, pods_ready.message, api::Clock::now()), options);
   if (patched.ok()) {
     logging::Info("controller", "set the Kueue Workload's PodsReady condition",
@@ -200,7 +200,7 @@ kube::Status Reconciler::SetWorkloadPodsReady(const api::NcclJob& job, const pol
 kube::Result<std::vector<Json>> Reconciler::AdmittedFlavors(const api::NcclJob& job) const {
   std::vector<Json> flavors;
   if (job.queue_name.empty()) return flavors;
-  for (const std::string& name : ObserveWorkload(job).flavors) {
+  for (const std::string& name : ObserveKueueWorkload(job).flavors) {
     auto flavor = client_->Get(kKueueResourceFlavors, "", name);
     if (!flavor.ok()) return flavor.status();
     flavors.push_back(std::move(*flavor));

@@ -1,4 +1,4 @@
-// What the operator reads of a job's Kueue Workload (desired/workload.h): whether Kueue has
+// What the operator reads of a job's Kueue Workload (desired/kueue_workload.h): whether Kueue has
 // admitted it, why it still waits, whether it was evicted, whether it is marked finished, whether
 // it is active, the ResourceFlavors it was admitted to. Pure.
 #pragma once
@@ -10,7 +10,7 @@
 
 namespace ncclop::observed {
 
-struct ObservedWorkload {
+struct ObservedKueueWorkload {
   bool exists = false;
   bool admitted = false;       // condition Admitted True and not Evicted
   bool finished = false;       // condition Finished True
@@ -32,6 +32,6 @@ struct ObservedWorkload {
   std::string priority_class_missing;
 };
 
-ObservedWorkload ObserveWorkload(const nlohmann::json& workload);
+ObservedKueueWorkload ObserveKueueWorkload(const nlohmann::json& workload);
 
 }  // namespace ncclop::observed
