@@ -13,7 +13,7 @@ namespace ncclop::controller {
 using Json = nlohmann::json;
 
 bool Reconciler::UsesGang(const api::NcclJob& job) const {
-  return desired::UsesGangScheduling(job, caches_.gang_workloads_served);
+  return desired::UsesGangScheduling(job, caches_.GangWorkloadsServed());
 }
 
 ReconcileResult Reconciler::EnsureGangWorkload(const api::NcclJob& job) {

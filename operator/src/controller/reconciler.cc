@@ -77,7 +77,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
                   {{"job", key}, {"queue", job.queue_name}});
     job.queue_name.clear();
   }
-  if (job.spec.gang_scheduling == api::GangScheduling::kRequired && !caches_.gang_workloads_served &&
+  if (job.spec.gang_scheduling == api::GangScheduling::kRequired && !caches_.GangWorkloadsServed() &&
       job.spec_error.empty()) {
     job.spec_error =
         "spec.gangScheduling is Required, but the API server served no scheduling.k8s.io/v1alpha1 Workloads when the "
