@@ -144,9 +144,9 @@ TEST(Decide, AMissingPriorityClassIsInTheAdmittedConditionAndAWarningUntilItExis
   const std::string missing =
       "WorkloadPriorityClass urgent (the job's label kueue.x-k8s.io/priority-class) does not exist: no Workload, so no "
       "place in queue team-a, until it does";
-  ObservedKueueWorkload none;
-  none.priority_class_missing = missing;
-  Plan p = Decide(QueuedJob(), {}, {}, kNow, {}, none);
+  Remembered remembered;
+  remembered.priority_class_missing = missing;
+  Plan p = Decide(QueuedJob(), {}, {}, kNow, remembered);
   EXPECT_TRUE(p.ensure_kueue_workload) << "tried again";
   EXPECT_TRUE(p.create_pods.empty());
   EXPECT_EQ(p.status.state, "Pending");
@@ -167,10 +167,10 @@ TEST(Decide, AMissingPriorityClassIsInTheAdmittedConditionAndAWarningUntilItExis
 
   auto job = QueuedJob();
   job.status = p.status;
-  EXPECT_FALSE(HasEvent(Decide(job, {}, {}, kNow + 1s, {}, none), "PriorityClassNotFound")) << "said once, not per reconcile";
-  ObservedKueueWorkload other = none;
+  EXPECT_FALSE(HasEvent(Decide(job, {}, {}, kNow + 1s, remembered), "PriorityClassNotFound")) << "said once, not per reconcile";
+  Remembered other = remembered;
   other.priority_class_missing = "PriorityClass gold (the template's priorityClassName) does not exist: ...";
-  Plan changed = Decide(job, {}, {}, kNow + 1s, {}, other);
+  Plan changed = Decide(job, {}, {}, kNow + 1s, other);
   EXPECT_TRUE(HasEvent(changed, "PriorityClassNotFound")) << "another missing class is said again";
   EXPECT_EQ(changed.status.Find("Admitted")->message, other.priority_class_missing);
 

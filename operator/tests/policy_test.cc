@@ -641,7 +641,7 @@ TEST(Decide, InvalidSpecBecomesAFailedCondition) {
 TEST(Decide, APodTemplateTheApiServerRefusedFailsTheJobAndItsRunningPods) {
   auto job = RunningJob();
   const std::string refusal = "the API server refused pod train-1: Pod \"train-1\" is invalid: spec.volumes: Not found";
-  Plan p = Decide(job, {Pod(0, 1)}, Cm(1), kNow, TemplateRejected(refusal));
+  Plan p = Decide(job, {Pod(0, 1)}, Cm(1), kNow, {.pod_create_verdict = TemplateRejected(refusal)});
   EXPECT_EQ(p.status.state, "Failed");
   const api::Condition* failed = p.status.Find("Failed");
   ASSERT_NE(failed, nullptr);
@@ -659,7 +659,7 @@ TEST(Decide, APodTemplateTheApiServerRefusedFailsTheJobAndItsRunningPods) {
 
 TEST(Decide, PodCreatesForbiddenTooLongFailTheJobWithTheApiServersMessage) {
   const std::string refusal = "the API server refused pod demo-0: pods \"demo-0\" is forbidden: violates PodSecurity";
-  Plan p = Decide(RunningJob(), {}, Cm(1), kNow, ForbiddenTooLong(refusal, 300));
+  Plan p = Decide(RunningJob(), {}, Cm(1), kNow, {.pod_create_verdict = ForbiddenTooLong(refusal, 300)});
   EXPECT_EQ(p.status.state, "Failed");
   const api::Condition* failed = p.status.Find("Failed");
   ASSERT_NE(failed, nullptr);

@@ -28,13 +28,8 @@ observed::ObservedKueueWorkload Reconciler::ObserveKueueWorkload(const api::Nccl
   if (job.queue_name.empty() || caches_.kueue_workloads == nullptr) return {};
   kube::ObjectPtr cached = caches_.kueue_workloads->Get(job.namespace_, contract::KueueWorkloadName(job.name));
   // One left by a deleted job of the same name is not this job's admission.
-  observed::ObservedKueueWorkload seen =
-      cached && observed::OwnedBy(*cached, job.uid) ? observed::ObserveKueueWorkload(*cached) : observed::ObservedKueueWorkload{};
-  std::lock_guard<std::mutex> lock(missing_classes_mu_);
-  if (auto it = missing_classes_.find(observed::JobKey(job.namespace_, job.name)); it != missing_classes_.end()) {
-    if (it->second.uid == job.uid) seen.priority_class_missing = it->second.message;
-  }
-  return seen;
+  if (!cached || !observed::OwnedBy(*cached, job.uid)) return {};
+  return observed::ObserveKueueWorkload(*cached);
 }
 
 std::optional<ReconcileResult> Reconciler::EnsureWorkloadStep(const api::NcclJob& job) {
@@ -42,17 +37,10 @@ std::optional<ReconcileResult> Reconciler::EnsureWorkloadStep(const api::NcclJob
   const bool missing = ensured.reason() == kPriorityClassNotFound;
   const std::string key = observed::JobKey(job.namespace_, job.name);
   bool changed = false;
-  {
-    std::lock_guard<std::mutex> lock(missing_classes_mu_);
-    auto it = missing_classes_.find(key);
-    if (missing) {
-      const MissingClass now{job.uid, ensured.message()};
-      changed = it == missing_classes_.end() || it->second.uid != now.uid || it->second.message != now.message;
-      missing_classes_[key] = now;
-    } else if (ensured.ok() && it != missing_classes_.end()) {
-      missing_classes_.erase(it);
-      changed = true;
-    }
+  if (missing) {
+    changed = memory_.PriorityClassMissing(job, ensured.message());
+  } else if (ensured.ok()) {
+    changed = memory_.PriorityClassFound(key);
   }
   // What Decide was told changed: decide again at once, before writing a status that says otherwise.
   if (changed) return ReconcileResult::RequeueAfter(std::chrono::seconds(0));

@@ -68,7 +68,10 @@ Reconciler::Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desi
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
   std::optional<JobObservation> seen = ObserveJob(caches_, key);
   if (!seen) {  // deleted (the garbage collector removes what it owned), or unusable (logged)
-    if (!caches_.jobs->Get(key)) Forget(key);
+    if (!caches_.jobs->Get(key)) {
+      memory_.Forget(key);
+      if (caches_.pod_memo != nullptr) caches_.pod_memo->Forget(key);
+    }
     return ReconcileResult::Done();
   }
   api::NcclJob& job = seen->job;
@@ -85,8 +88,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
         "--runtime-config=scheduling.k8s.io/v1alpha1=true; the operator needs RBAC for them); set it to Auto or Disabled";
   }
 
-  policy::Plan plan = policy::Decide(job, seen->pods, seen->configmap, api::Clock::now(), VerdictFor(key, job),
-                                     ObserveKueueWorkload(job));
+  policy::Plan plan =
+      policy::Decide(job, seen->pods, seen->configmap, api::Clock::now(), memory_.Recall(job), ObserveKueueWorkload(job));
   return Carry(*seen, plan);
 }
 
@@ -127,7 +130,7 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
     // than after an ever longer backoff (CreatePods recorded the event), or at once when it was
     // refused for too long (the next reconcile fails the job).
     if (s.IsForbidden()) {
-      const bool gave_up = !VerdictFor(observed::JobKey(job.namespace_, job.name), job).empty();
+      const bool gave_up = !memory_.VerdictFor(job).empty();
       return ReconcileResult::RequeueAfter(gave_up ? std::chrono::seconds(0) : kForbiddenRetryInterval);
     }
     return ReconcileResult::Error(s);
@@ -166,62 +169,14 @@ ReconcileResult Reconciler::DeleteFinishedJob(const api::NcclJob& job) {
   return ReconcileResult::Done();
 }
 
-policy::PodCreateVerdict Reconciler::VerdictFor(const std::string& key, const api::NcclJob& job) {
-  std::lock_guard<std::mutex> lock(rejections_mu_);
-  auto it = rejections_.find(key);
-  if (it == rejections_.end()) return {};
-  const Rejection& r = it->second;
-  // Done once the cache shows the job finished (the Failed status was written); stale when the
-  // job was recreated or its spec changed since.
-  if (job.status.Finished() || r.uid != job.uid || r.generation != job.generation) {
-    rejections_.erase(it);
-    return {};
-  }
-  return r.verdict;
-}
-
-std::chrono::seconds Reconciler::ForbiddenFor(const api::NcclJob& job, int attempt) {
-  const auto now = std::chrono::steady_clock::now();
-  std::lock_guard<std::mutex> lock(rejections_mu_);
-  FirstForbidden& first = forbidden_[observed::JobKey(job.namespace_, job.name)];
-  if (first.uid != job.uid || first.attempt != attempt) first = {job.uid, attempt, now};
-  return std::chrono::duration_cast<std::chrono::seconds>(now - first.at);
-}
-
-void Reconciler::Forget(const std::string& key) {
-  {
-    std::lock_guard<std::mutex> lock(rejections_mu_);
-    rejections_.erase(key);
-    forbidden_.erase(key);
-  }
-  {
-    std::lock_guard<std::mutex> lock(missing_classes_mu_);
-    missing_classes_.erase(key);
-  }
-  if (caches_.pod_memo != nullptr) caches_.pod_memo->Forget(key);
-  std::lock_guard<std::mutex> lock(ensured_mu_);
-  ensured_.erase(key);
-  children_changed_.erase(key);
-}
-
-void Reconciler::ChildChanged(const std::string& key) {
-  std::lock_guard<std::mutex> lock(ensured_mu_);
-  children_changed_[key] = ++child_changes_;
-}
+void Reconciler::ChildChanged(const std::string& key) { memory_.ChildChanged(key); }
 
 ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   const std::string key = observed::JobKey(job.namespace_, job.name);
-  bool ensured = false;
-  std::uint64_t change = 0;  // the last ChildChanged of the job, 0: none
-  {
-    std::lock_guard<std::mutex> lock(ensured_mu_);
-    auto it = ensured_.find(key);
-    ensured = it != ensured_.end() && it->second == job.uid;
-    if (auto c = children_changed_.find(key); c != children_changed_.end()) change = c->second;
-  }
+  const JobMemory::Children children = memory_.ChildrenOf(key, job.uid);
   // Made sure of once a process, and again when one is gone (deleted by hand).
-  if (ensured && (change == 0 || !ChildMissing(job))) {
-    ClearChildChange(key, change);
+  if (children.ensured && (children.change == 0 || !ChildMissing(job))) {
+    memory_.ClearChildChange(key, children.change);
     return ReconcileResult::Done();
   }
   const std::string& ns = job.namespace_;
@@ -235,18 +190,8 @@ ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   if (UsesGang(job)) {
     if (auto r = EnsureGangWorkload(job); !r.done()) return r;
   }
-  {
-    std::lock_guard<std::mutex> lock(ensured_mu_);
-    ensured_[key] = job.uid;
-  }
-  ClearChildChange(key, change);
+  memory_.ChildrenEnsured(key, job.uid, children.change);
   return ReconcileResult::Done();
-}
-
-void Reconciler::ClearChildChange(const std::string& key, std::uint64_t seen) {
-  if (seen == 0) return;
-  std::lock_guard<std::mutex> lock(ensured_mu_);
-  if (auto c = children_changed_.find(key); c != children_changed_.end() && c->second == seen) children_changed_.erase(c);
 }
 
 bool Reconciler::ChildMissing(const api::NcclJob& job) const {
@@ -351,8 +296,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   const policy::CreateSummary summary = policy::SummarizeCreates(failures);
   const std::string key = observed::JobKey(job.namespace_, job.name);
   if (!summary.refused) {
-    std::lock_guard<std::mutex> lock(rejections_mu_);
-    forbidden_.erase(key);  // the pods were let in: a later refusal starts a new clock
+    memory_.PodsLetIn(key);  // a later refusal starts a new clock
   } else {
     // Malformed (policy/pod_refusal.h): the template is wrong for good: remember it so the
     // next reconcile fails the job. Forbidden (a quota, Pod Security, a missing
@@ -362,13 +306,11 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     const std::string what = policy::RefusalMessage(contract::PodName(job.name, index), status);
     const int limit = job.spec.failure_policy.forbidden_retry_seconds;
     const std::chrono::seconds refused_for =
-        status.IsForbidden() ? ForbiddenFor(job, plan.status.attempt) : std::chrono::seconds(0);
+        status.IsForbidden() ? memory_.ForbiddenFor(job, plan.status.attempt) : std::chrono::seconds(0);
     if (policy::IsMalformedPod(status)) {
-      std::lock_guard<std::mutex> lock(rejections_mu_);
-      rejections_[key] = {job.uid, job.generation, policy::TemplateRejected(what)};
+      memory_.RememberVerdict(job, policy::TemplateRejected(what));
     } else if (status.IsForbidden() && refused_for.count() >= limit) {
-      std::lock_guard<std::mutex> lock(rejections_mu_);
-      rejections_[key] = {job.uid, job.generation, policy::ForbiddenTooLong(what, static_cast<int>(refused_for.count()))};
+      memory_.RememberVerdict(job, policy::ForbiddenTooLong(what, static_cast<int>(refused_for.count())));
     } else {
       events_.Record(job, {"Warning", "PodCreateFailed", what + " (will retry)"});
     }

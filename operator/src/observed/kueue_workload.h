@@ -27,9 +27,6 @@ struct ObservedKueueWorkload {
   std::string pods_ready_reason;
   // The ResourceFlavors of the admission (status.admission.podSetAssignments[].flavors), each once.
   std::vector<std::string> flavors;
-  // Not read from the Workload but from the API: the priority class the operator must read to make
-  // the Workload (or to follow the job's priority-class label) does not exist; says which. "" else.
-  std::string priority_class_missing;
 };
 
 ObservedKueueWorkload ObserveKueueWorkload(const nlohmann::json& workload);

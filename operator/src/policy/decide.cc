@@ -33,8 +33,8 @@ constexpr const char* kReasonPriorityClassNotFound = "PriorityClassNotFound";
 class Decider {
  public:
   Decider(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& cm, api::Time now,
-          const PodCreateVerdict& pod_create_verdict, const ObservedKueueWorkload& kueue_workload)
-      : job_(job), pods_(pods), cm_(cm), now_(now), pod_create_verdict_(pod_create_verdict), kueue_workload_(kueue_workload) {
+          const Remembered& remembered, const ObservedKueueWorkload& kueue_workload)
+      : job_(job), pods_(pods), cm_(cm), now_(now), remembered_(remembered), kueue_workload_(kueue_workload) {
     plan_.status = job.status;
     plan_.status.observed_generation = job.generation;
   }
@@ -44,8 +44,8 @@ class Decider {
     if (!job_.spec_error.empty() && !plan_.status.Finished()) {
       Fail("InvalidSpec", job_.spec_error);
     }
-    if (!pod_create_verdict_.empty() && !plan_.status.Finished()) {
-      Fail(pod_create_verdict_.reason, pod_create_verdict_.message);
+    if (!remembered_.pod_create_verdict.empty() && !plan_.status.Finished()) {
+      Fail(remembered_.pod_create_verdict.reason, remembered_.pod_create_verdict.message);
     }
     // Suspended, or resuming now: the deadline's clock stands (it restarts on the resume).
     if (!plan_.status.Finished() && !job_.spec.suspend && !st().IsTrue(api::condition::kSuspended)) CheckDeadline();
@@ -60,7 +60,8 @@ class Decider {
     plan_.release_kueue_quota =
         !job_.queue_name.empty() && ReleasesEvictedQuota(kueue_workload_, plan_.status.Finished(), !pods_.empty());
     if (!job_.queue_name.empty()) {
-      plan_.set_kueue_workload_active = KueueWorkloadActiveFor(kueue_workload_, job_.spec.suspend, plan_.status.Finished());
+      plan_.set_kueue_workload_active =
+          KueueWorkloadActiveFor(kueue_workload_, job_.spec.suspend, plan_.status.Finished());
       plan_.set_kueue_pods_ready =
           PodsReadyFor(kueue_workload_, plan_.status.Finished(), ReadyPodsOfAttempt(), job_.spec.replicas);
     }
@@ -160,7 +161,8 @@ class Decider {
     if (!job_.queue_name.empty() && kueue_workload_.exists && !kueue_workload_.finished) {
       const bool ok = st().IsTrue(api::condition::kSucceeded);
       const api::Condition* end = st().Find(ok ? api::condition::kSucceeded : api::condition::kFailed);
-      plan_.finish_kueue_workload = Plan::KueueWorkloadFinish{ok ? "Succeeded" : "Failed", end ? end->message : "the job ended"};
+      plan_.finish_kueue_workload =
+          Plan::KueueWorkloadFinish{ok ? "Succeeded" : "Failed", end ? end->message : "the job ended"};
     }
     api::NcclJob finished = job_;
     finished.status = st();
@@ -239,8 +241,9 @@ class Decider {
     const std::string& queue = job_.queue_name;
     if (kueue_workload_.admitted) {
       if (!st().IsTrue(api::condition::kAdmitted)) {
-        const std::string msg = "admitted in queue " + queue +
-                                (kueue_workload_.cluster_queue.empty() ? "" : " by ClusterQueue " + kueue_workload_.cluster_queue);
+        const std::string& cluster_queue = kueue_workload_.cluster_queue;
+        const std::string msg =
+            "admitted in queue " + queue + (cluster_queue.empty() ? "" : " by ClusterQueue " + cluster_queue);
         Set(api::condition::kAdmitted, true, "Admitted", msg);
         Emit("Normal", "Admitted", msg);
       }
@@ -253,7 +256,8 @@ class Decider {
     if (was_admitted && attempt_active) {
       st().disruptions += 1;
       plan_.disrupted = true;
-      const std::string why = kueue_workload_.eviction.empty() ? std::string("its admission was withdrawn") : kueue_workload_.eviction;
+      const std::string& eviction = kueue_workload_.eviction;
+      const std::string why = eviction.empty() ? std::string("its admission was withdrawn") : eviction;
       Restart(st().attempt, std::chrono::seconds(0), kReasonPodDisrupted,
               "attempt " + std::to_string(st().attempt) + " was disrupted (Kueue: " + why + "); disruption " +
                   std::to_string(st().disruptions) + ", not counted in failurePolicy.maxRestarts",
@@ -264,11 +268,12 @@ class Decider {
     }
     // A priority class that does not exist keeps the job out of the queue (no Workload) or at its
     // old priority: said in the condition and a Warning, each time the class named changes.
-    const bool no_class = !kueue_workload_.priority_class_missing.empty();
+    const bool no_class = !remembered_.priority_class_missing.empty();
     const std::string reason = no_class ? kReasonPriorityClassNotFound : "WaitingForAdmission";
-    const std::string msg = no_class ? kueue_workload_.priority_class_missing
+    const std::string& waiting = kueue_workload_.waiting;
+    const std::string msg = no_class ? remembered_.priority_class_missing
                                      : "waiting for admission in queue " + queue +
-                                           (kueue_workload_.waiting.empty() ? std::string() : ": " + kueue_workload_.waiting);
+                                           (waiting.empty() ? std::string() : ": " + waiting);
     if (before == nullptr || before->status == "True" || before->reason != reason || (no_class && before->message != msg)) {
       Emit(no_class ? "Warning" : "Normal", reason, msg);
     }
@@ -501,7 +506,7 @@ class Decider {
   const std::vector<ObservedPod>& pods_;
   const ObservedConfigMap& cm_;
   api::Time now_;
-  const PodCreateVerdict& pod_create_verdict_;
+  const Remembered& remembered_;
   const ObservedKueueWorkload& kueue_workload_;
   Plan plan_;
   std::optional<observed::AttemptView> view_;
@@ -510,8 +515,8 @@ class Decider {
 }  // namespace
 
 Plan Decide(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& configmap,
-            api::Time now, const PodCreateVerdict& pod_create_verdict, const ObservedKueueWorkload& kueue_workload) {
-  return Decider(job, pods, configmap, now, pod_create_verdict, kueue_workload).Run();
+            api::Time now, const Remembered& remembered, const ObservedKueueWorkload& kueue_workload) {
+  return Decider(job, pods, configmap, now, remembered, kueue_workload).Run();
 }
 
 }  // namespace ncclop::policy
