@@ -9,8 +9,8 @@
 #include "controller/test_hook.h"
 #include "desired/configmap.h"
 #include "desired/gang_workload.h"
-#include "desired/rbac.h"
 #include "desired/kueue_workload.h"
+#include "desired/rbac.h"
 #include "desired/service.h"
 #include "logging/log.h"
 #include "observed/ownership.h"
@@ -52,9 +52,6 @@ ReconcileResult EnsureChild(kube::Client& client, const kube::Resource& r, const
 // How often pod creates refused as Forbidden are tried again (REFERENCE.md says 10 s).
 constexpr std::chrono::seconds kForbiddenRetryInterval{10};
 
-// How often a queued job whose priority class does not exist looks for it again (REFERENCE.md says 10 s).
-constexpr std::chrono::seconds kPriorityClassRetryInterval{10};
-
 // Pod creates or deletes in flight per reconcile.
 constexpr std::size_t kPodCallsInFlight = 16;
 
@@ -63,7 +60,7 @@ constexpr std::size_t kPodCallsInFlight = 16;
 Reconciler::Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desired::PodOptions pod_options,
                        metrics::Metrics* metrics)
     : client_(client), caches_(caches), pod_options_(std::move(pod_options)), metrics_(metrics),
-      events_(client, metrics) {}
+      events_(client, metrics), kueue_(client, caches_.kueue_workloads, pod_options_, memory_) {}
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
   std::optional<JobObservation> seen = ObserveJob(caches_, key);
@@ -75,11 +72,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
     return ReconcileResult::Done();
   }
   api::NcclJob& job = seen->job;
-  if (!job.queue_name.empty() && caches_.kueue_workloads == nullptr) {
-    logging::Warn("controller", "label kueue.x-k8s.io/queue-name ignored: the API server served no Kueue Workloads when the operator started",
-                  {{"job", key}, {"queue", job.queue_name}});
-    job.queue_name.clear();
-  }
+  kueue_.IgnoreQueueUnlessServed(job);
   if (job.spec.gang_scheduling == api::GangScheduling::kRequired && !caches_.GangWorkloadsServed() &&
       job.spec_error.empty()) {
     job.spec_error =
@@ -89,7 +82,7 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   }
 
   policy::Plan plan =
-      policy::Decide(job, seen->pods, seen->configmap, api::Clock::now(), memory_.Recall(job), ObserveKueueWorkload(job));
+      policy::Decide(job, seen->pods, seen->configmap, api::Clock::now(), memory_.Recall(job), kueue_.Observe(job));
   return Carry(*seen, plan);
 }
 
@@ -101,7 +94,7 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
   }
   bool priority_class_missing = false;
   if (plan.ensure_kueue_workload) {
-    std::optional<ReconcileResult> r = EnsureWorkloadStep(job);
+    std::optional<ReconcileResult> r = kueue_.Ensure(job);
     priority_class_missing = !r;
     if (r && !r->done()) return *r;
   }
@@ -135,24 +128,14 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
     }
     return ReconcileResult::Error(s);
   }
-  if (plan.finish_kueue_workload) {
-    if (auto r = ReconcileResult::From(FinishWorkload(job, *plan.finish_kueue_workload)); !r.done()) return r;
-  }
-  if (plan.release_kueue_quota) {
-    if (auto r = ReconcileResult::From(ReleaseWorkloadQuota(job)); !r.done()) return r;
-  }
-  if (plan.set_kueue_workload_active) {
-    if (auto r = ReconcileResult::From(SetWorkloadActive(job, *plan.set_kueue_workload_active)); !r.done()) return r;
-  }
-  if (plan.set_kueue_pods_ready) {
-    if (auto r = ReconcileResult::From(SetWorkloadPodsReady(job, *plan.set_kueue_pods_ready)); !r.done()) return r;
-  }
+  if (auto r = ReconcileResult::From(kueue_.Update(job, plan)); !r.done()) return r;
   if (plan.delete_job) {
     if (auto r = DeleteFinishedJob(job); !r.done()) return r;
   }
   if (priority_class_missing) {
     // No watch on priority classes: look again at a steady pace for the class to appear.
-    const auto after = plan.requeue_after ? std::min(*plan.requeue_after, kPriorityClassRetryInterval) : kPriorityClassRetryInterval;
+    constexpr auto kRetry = KueueWorkloads::kPriorityClassRetryInterval;
+    const auto after = plan.requeue_after ? std::min(*plan.requeue_after, kRetry) : kRetry;
     return ReconcileResult::RequeueAfter(after);
   }
   return ReconcileResult::DoneOrRequeue(plan.requeue_after);
@@ -277,7 +260,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   // attempt is already in status (plan.h's order), so any subset of these may land.
   const std::vector<int>& indices = plan.create_pods;
   if (indices.empty()) return kube::Status::Ok();
-  auto flavors = AdmittedFlavors(job);  // Kueue's placement, read when the pods are made (as Kueue does)
+  auto flavors = kueue_.AdmittedFlavors(job);  // Kueue's placement, read when the pods are made (as Kueue does)
   if (!flavors.ok()) return flavors.status();
   const bool gang = UsesGang(job);
   std::mutex mu;

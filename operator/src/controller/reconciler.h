@@ -3,15 +3,14 @@
 #pragma once
 
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "controller/events.h"
 #include "controller/job_memory.h"
+#include "controller/kueue_workload.h"
 #include "controller/observe.h"
 #include "controller/reconcile_result.h"
 #include "desired/pod.h"
-#include "desired/kueue_workload_priority.h"
 #include "kube/client.h"
 #include "kube/informer.h"
 #include "metrics/metrics.h"
@@ -47,24 +46,6 @@ class Reconciler {
   // the job (JobMemory::RememberVerdict) or records the PodCreateFailed event.
   kube::Status CreatePods(const api::NcclJob& job, const policy::Plan& plan);
   ReconcileResult DeleteFinishedJob(const api::NcclJob& job);
-  // Kueue (controller/kueue_workload.cc).
-  // The job's cached Kueue Workload (none for a job in no queue, or one of another job UID).
-  observed::ObservedKueueWorkload ObserveKueueWorkload(const api::NcclJob& job) const;
-  kube::Status EnsureWorkload(const api::NcclJob& job);
-  // EnsureWorkload as a step of Carry: remembers or forgets a missing priority class in memory_
-  // (and then asks for a reconcile at once, so that Decide says so), nullopt while it is still missing
-  // (the rest of the plan goes on: the job's status says why it has no Workload).
-  std::optional<ReconcileResult> EnsureWorkloadStep(const api::NcclJob& job);
-  // The priority the Workload gets (desired/kueue_workload_priority.h), from the class read now.
-  kube::Result<desired::KueueWorkloadPriority> ReadWorkloadPriority(const desired::PriorityClassToRead& what) const;
-  // A Workload whose job's label now names another WorkloadPriorityClass follows it.
-  kube::Status FollowPriorityLabel(const api::NcclJob& job, const nlohmann::json& workload);
-  kube::Status FinishWorkload(const api::NcclJob& job, const policy::Plan::KueueWorkloadFinish& finish);
-  kube::Status ReleaseWorkloadQuota(const api::NcclJob& job);
-  kube::Status SetWorkloadActive(const api::NcclJob& job, bool active);
-  kube::Status SetWorkloadPodsReady(const api::NcclJob& job, const policy::KueuePodsReady& pods_ready);
-  // The ResourceFlavors of the job's admission (empty for a job in no queue).
-  kube::Result<std::vector<nlohmann::json>> AdmittedFlavors(const api::NcclJob& job) const;
   // Native gang scheduling (controller/gang_workload.cc).
   bool UsesGang(const api::NcclJob& job) const;
   ReconcileResult EnsureGangWorkload(const api::NcclJob& job);
@@ -77,6 +58,7 @@ class Reconciler {
   // Every per-job fact kept between reconciles (children made sure of, pod create verdicts, a
   // missing priority class), under one lock.
   JobMemory memory_;
+  KueueWorkloads kueue_;  // the Kueue steps (controller/kueue_workload.h)
 };
 
 }  // namespace ncclop::controller
