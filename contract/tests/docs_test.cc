@@ -48,11 +48,11 @@ TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
   ExpectQuoted(doc, std::to_string(kMasterPort));
   ExpectQuoted(doc, std::to_string(kPaddlePort));
   ExpectQuoted(doc, ConfigMapName("<job>"));
-  ExpectQuoted(doc, WorkloadName("<job>"));
+  ExpectQuoted(doc, KueueWorkloadName("<job>"));
   // A pod's spec.workloadRef under native gang scheduling (attempt <n>).
   std::string replica_key = GangReplicaKey(0);
   replica_key.replace(replica_key.size() - 1, 1, "<n>");
-  ExpectQuoted(doc, "{name: " + SchedulingWorkloadName("<job>") + ", podGroup: " + std::string(kGangPodGroup) +
+  ExpectQuoted(doc, "{name: " + GangWorkloadName("<job>") + ", podGroup: " + std::string(kGangPodGroup) +
                         ", podGroupReplicaKey: " + replica_key + "}");
   for (std::string_view field : {kFieldId, kFieldIds, kFieldAttempt, kFieldJob, kFieldJobUid}) {
     ExpectQuoted(doc, "\"" + std::string(field) + "\"");

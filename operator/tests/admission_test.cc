@@ -3,9 +3,9 @@
 
 #include <algorithm>
 
-#include "desired/workload.h"
+#include "desired/kueue_workload.h"
 #include "policy/admission.h"
-#include "policy/plan.h"
+#include "policy/decide.h"
 #include "test_jobs.h"
 
 namespace ncclop::policy {
@@ -15,8 +15,8 @@ using namespace std::chrono_literals;
 using Json = nlohmann::json;
 using observed::ObservedConfigMap;
 using observed::ObservedPod;
-using observed::ObservedWorkload;
-using observed::ObserveWorkload;
+using observed::ObservedKueueWorkload;
+using observed::ObserveKueueWorkload;
 using testing::Pod;
 
 const api::Time kNow = *api::ParseTime("2024-01-01T00:00:00Z");
@@ -27,14 +27,14 @@ api::NcclJob QueuedJob() {
   return job;
 }
 
-ObservedWorkload Admitted() {
-  return ObserveWorkload(Json::parse(R"({"metadata":{"name":"nccljob-demo"},"status":{
+ObservedKueueWorkload Admitted() {
+  return ObserveKueueWorkload(Json::parse(R"({"metadata":{"name":"nccljob-demo"},"status":{
       "admission":{"clusterQueue":"gpus","podSetAssignments":[{"name":"trainers","count":4}]},
       "conditions":[{"type":"QuotaReserved","status":"True"},{"type":"Admitted","status":"True"}]}})"));
 }
 
-ObservedWorkload Pending() {
-  return ObserveWorkload(Json::parse(R"({"metadata":{"name":"nccljob-demo"},"status":{"conditions":[
+ObservedKueueWorkload Pending() {
+  return ObserveKueueWorkload(Json::parse(R"({"metadata":{"name":"nccljob-demo"},"status":{"conditions":[
       {"type":"QuotaReserved","status":"False","reason":"Pending",
        "message":"couldn't assign flavors to pod set trainers: insufficient unused quota for cpu in flavor default"}]}})"));
 }
@@ -65,25 +65,25 @@ TEST(ParseNcclJob, ReadsTheQueueLabel) {
   EXPECT_EQ(testing::Job().queue_name, "");
 }
 
-TEST(ObserveWorkload, AdmittedPendingEvictedFinished) {
-  EXPECT_FALSE(ObserveWorkload(Json()).exists);
-  ObservedWorkload admitted = Admitted();
+TEST(ObserveKueueWorkload, AdmittedPendingEvictedFinished) {
+  EXPECT_FALSE(ObserveKueueWorkload(Json()).exists);
+  ObservedKueueWorkload admitted = Admitted();
   EXPECT_TRUE(admitted.exists);
   EXPECT_TRUE(admitted.admitted);
   EXPECT_EQ(admitted.cluster_queue, "gpus");
-  ObservedWorkload pending = Pending();
+  ObservedKueueWorkload pending = Pending();
   EXPECT_FALSE(pending.admitted);
   EXPECT_NE(pending.waiting.find("insufficient unused quota"), std::string::npos);
-  ObservedWorkload evicted = ObserveWorkload(Json::parse(R"({"status":{"conditions":[
+  ObservedKueueWorkload evicted = ObserveKueueWorkload(Json::parse(R"({"status":{"conditions":[
       {"type":"Admitted","status":"True"},{"type":"Evicted","status":"True","reason":"Preempted","message":"by a job of higher priority"}]}})"));
   EXPECT_FALSE(evicted.admitted) << "an evicted Workload must stop its pods";
   EXPECT_EQ(evicted.eviction, "Preempted: by a job of higher priority");
-  EXPECT_TRUE(ObserveWorkload(Json::parse(R"({"status":{"conditions":[{"type":"Finished","status":"True"}]}})")).finished);
+  EXPECT_TRUE(ObserveKueueWorkload(Json::parse(R"({"status":{"conditions":[{"type":"Finished","status":"True"}]}})")).finished);
 }
 
-TEST(Workload, OnePodSetOfAllReplicasShapedLikeThePods) {
+TEST(KueueWorkload, OnePodSetOfAllReplicasShapedLikeThePods) {
   api::NcclJob job = QueuedJob();
-  Json wl = desired::Workload(job, {});
+  Json wl = desired::KueueWorkload(job, {});
   EXPECT_EQ(wl["apiVersion"], "kueue.x-k8s.io/v1beta2");
   EXPECT_EQ(wl["metadata"]["name"], "nccljob-demo");
   EXPECT_EQ(wl["metadata"]["ownerReferences"][0]["uid"], "uid-1");
@@ -97,8 +97,8 @@ TEST(Workload, OnePodSetOfAllReplicasShapedLikeThePods) {
 }
 
 TEST(Decide, AQueuedJobWaitsForAdmissionWithoutPods) {
-  Plan p = Decide(QueuedJob(), {}, {}, kNow, {}, ObservedWorkload{});
-  EXPECT_TRUE(p.ensure_workload);
+  Plan p = Decide(QueuedJob(), {}, {}, kNow, {}, ObservedKueueWorkload{});
+  EXPECT_TRUE(p.ensure_kueue_workload);
   EXPECT_TRUE(p.create_pods.empty());
   EXPECT_EQ(p.status.attempt, 0) << "attempt 1 starts when Kueue admits the job";
   EXPECT_EQ(p.status.state, "Pending");
@@ -137,17 +137,17 @@ TEST(Decide, ARestartKeepsTheAdmission) {
   pods[1] = testing::FailedPod(1, 1, 1);
   Plan p = Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow, {}, Admitted());
   EXPECT_EQ(p.status.restarts, 1);
-  EXPECT_FALSE(p.finish_workload) << "the Workload, and its quota, stays with the job across attempts";
+  EXPECT_FALSE(p.finish_kueue_workload) << "the Workload, and its quota, stays with the job across attempts";
 }
 
 TEST(Decide, AMissingPriorityClassIsInTheAdmittedConditionAndAWarningUntilItExists) {
   const std::string missing =
       "WorkloadPriorityClass urgent (the job's label kueue.x-k8s.io/priority-class) does not exist: no Workload, so no "
       "place in queue team-a, until it does";
-  ObservedWorkload none;
-  none.priority_class_missing = missing;
-  Plan p = Decide(QueuedJob(), {}, {}, kNow, {}, none);
-  EXPECT_TRUE(p.ensure_workload) << "tried again";
+  Remembered remembered;
+  remembered.priority_class_missing = missing;
+  Plan p = Decide(QueuedJob(), {}, {}, kNow, remembered);
+  EXPECT_TRUE(p.ensure_kueue_workload) << "tried again";
   EXPECT_TRUE(p.create_pods.empty());
   EXPECT_EQ(p.status.state, "Pending");
   const api::Condition* admitted = p.status.Find("Admitted");
@@ -167,10 +167,10 @@ TEST(Decide, AMissingPriorityClassIsInTheAdmittedConditionAndAWarningUntilItExis
 
   auto job = QueuedJob();
   job.status = p.status;
-  EXPECT_FALSE(HasEvent(Decide(job, {}, {}, kNow + 1s, {}, none), "PriorityClassNotFound")) << "said once, not per reconcile";
-  ObservedWorkload other = none;
+  EXPECT_FALSE(HasEvent(Decide(job, {}, {}, kNow + 1s, remembered), "PriorityClassNotFound")) << "said once, not per reconcile";
+  Remembered other = remembered;
   other.priority_class_missing = "PriorityClass gold (the template's priorityClassName) does not exist: ...";
-  Plan changed = Decide(job, {}, {}, kNow + 1s, {}, other);
+  Plan changed = Decide(job, {}, {}, kNow + 1s, other);
   EXPECT_TRUE(HasEvent(changed, "PriorityClassNotFound")) << "another missing class is said again";
   EXPECT_EQ(changed.status.Find("Admitted")->message, other.priority_class_missing);
 
@@ -184,7 +184,7 @@ TEST(Decide, AMissingPriorityClassIsInTheAdmittedConditionAndAWarningUntilItExis
 TEST(Decide, LosingTheAdmissionEndsTheAttemptAsADisruption) {
   auto job = RunningAdmittedJob();
   std::vector<ObservedPod> pods = PodsOfAttemptOne();
-  ObservedWorkload evicted = Admitted();
+  ObservedKueueWorkload evicted = Admitted();
   evicted.admitted = false;
   evicted.eviction = "Preempted: by a job of higher priority";
   Plan p = Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow, {}, evicted);
@@ -205,7 +205,7 @@ const char* kEvictedWorkload = R"({"metadata":{"name":"nccljob-demo","generation
       {"type":"Evicted","status":"True","reason":"Deactivated","message":"The workload is deactivated","lastTransitionTime":"2023-12-31T23:59:50Z"}]}})";
 
 TEST(ReleasesEvictedQuota, OnlyWhenEvictedReservedAndEveryPodIsGone) {
-  ObservedWorkload evicted = ObserveWorkload(Json::parse(kEvictedWorkload));
+  ObservedKueueWorkload evicted = ObserveKueueWorkload(Json::parse(kEvictedWorkload));
   EXPECT_TRUE(evicted.evicted);
   EXPECT_TRUE(evicted.quota_reserved);
   EXPECT_FALSE(evicted.admitted);
@@ -214,25 +214,25 @@ TEST(ReleasesEvictedQuota, OnlyWhenEvictedReservedAndEveryPodIsGone) {
   EXPECT_FALSE(ReleasesEvictedQuota(evicted, /*job_finished=*/true, false)) << "a finished job marks it Finished instead";
   EXPECT_FALSE(ReleasesEvictedQuota(Admitted(), false, false)) << "not evicted";
   EXPECT_FALSE(ReleasesEvictedQuota(Pending(), false, false)) << "no reservation to clear";
-  ObservedWorkload released = evicted;
+  ObservedKueueWorkload released = evicted;
   released.quota_reserved = false;
   EXPECT_FALSE(ReleasesEvictedQuota(released, false, false)) << "cleared already (another reconcile, or before a restart)";
-  EXPECT_FALSE(ReleasesEvictedQuota(ObservedWorkload{}, false, false));
+  EXPECT_FALSE(ReleasesEvictedQuota(ObservedKueueWorkload{}, false, false));
 }
 
 TEST(Decide, AnEvictedJobReleasesTheQuotaOnceItsPodsAreGone) {
   auto job = RunningAdmittedJob();
   std::vector<ObservedPod> pods = PodsOfAttemptOne();
-  const ObservedWorkload evicted = ObserveWorkload(Json::parse(kEvictedWorkload));
+  const ObservedKueueWorkload evicted = ObserveKueueWorkload(Json::parse(kEvictedWorkload));
   Plan stop = Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow, {}, evicted);
   EXPECT_EQ(stop.delete_pods.size(), 4u);
-  EXPECT_FALSE(stop.release_workload_quota) << "pods still exist";
+  EXPECT_FALSE(stop.release_kueue_quota) << "pods still exist";
   job.status = stop.status;
   for (ObservedPod& p : pods) p.terminating = true;
-  EXPECT_FALSE(Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow + 1s, {}, evicted).release_workload_quota)
+  EXPECT_FALSE(Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow + 1s, {}, evicted).release_kueue_quota)
       << "terminating pods still hold their resources";
   Plan gone = Decide(job, {}, {true, 1, true, "", "uid-1"}, kNow + 2s, {}, evicted);
-  EXPECT_TRUE(gone.release_workload_quota);
+  EXPECT_TRUE(gone.release_kueue_quota);
   EXPECT_EQ(gone.status.disruptions, 1) << "counted once";
   EXPECT_TRUE(gone.create_pods.empty());
   EXPECT_EQ(gone.status.Find("Admitted")->reason, "WaitingForAdmission");
@@ -289,16 +289,16 @@ TEST(Decide, AFinishedJobMarksItsWorkloadFinished) {
   job.status.attempt = 1;
   job.status.conditions.push_back({"Succeeded", "True", "AllTrainersSucceeded", "every trainer exited 0", "2024-01-01T00:00:00Z", 1});
   Plan p = Decide(job, {}, {}, kNow, {}, Admitted());
-  ASSERT_TRUE(p.finish_workload);
-  EXPECT_EQ(p.finish_workload->reason, "Succeeded");
-  ObservedWorkload done = Admitted();
+  ASSERT_TRUE(p.finish_kueue_workload);
+  EXPECT_EQ(p.finish_kueue_workload->reason, "Succeeded");
+  ObservedKueueWorkload done = Admitted();
   done.finished = true;
-  EXPECT_FALSE(Decide(job, {}, {}, kNow, {}, done).finish_workload);
+  EXPECT_FALSE(Decide(job, {}, {}, kNow, {}, done).finish_kueue_workload);
 }
 
 TEST(Decide, AJobWithoutAQueueIgnoresKueue) {
-  Plan p = Decide(testing::Job(4, 2), {}, {}, kNow, {}, ObservedWorkload{});
-  EXPECT_FALSE(p.ensure_workload);
+  Plan p = Decide(testing::Job(4, 2), {}, {}, kNow, {}, ObservedKueueWorkload{});
+  EXPECT_FALSE(p.ensure_kueue_workload);
   EXPECT_EQ(p.create_pods.size(), 4u);
   EXPECT_EQ(p.status.Find("Admitted"), nullptr);
 }
@@ -309,21 +309,21 @@ TEST(Decide, AJobWithoutAQueueIgnoresKueue) {
 namespace ncclop::policy {
 namespace {
 
-TEST(WorkloadActiveFor, SuspendGivesTheAdmissionBackAndResumeTakesOnlyOurDeactivationBack) {
-  ObservedWorkload admitted = Admitted();
-  EXPECT_EQ(WorkloadActiveFor(admitted, /*suspend=*/true, false), false);
-  EXPECT_EQ(WorkloadActiveFor(admitted, /*suspend=*/false, false), std::nullopt);
-  EXPECT_EQ(WorkloadActiveFor(Pending(), true, false), false) << "a queued job leaves the queue while suspended";
-  ObservedWorkload ours = ObserveWorkload(Json::parse(
+TEST(KueueWorkloadActiveFor, SuspendGivesTheAdmissionBackAndResumeTakesOnlyOurDeactivationBack) {
+  ObservedKueueWorkload admitted = Admitted();
+  EXPECT_EQ(KueueWorkloadActiveFor(admitted, /*suspend=*/true, false), false);
+  EXPECT_EQ(KueueWorkloadActiveFor(admitted, /*suspend=*/false, false), std::nullopt);
+  EXPECT_EQ(KueueWorkloadActiveFor(Pending(), true, false), false) << "a queued job leaves the queue while suspended";
+  ObservedKueueWorkload ours = ObserveKueueWorkload(Json::parse(
       R"({"metadata":{"annotations":{"nccl.dev/suspended":"true"}},"spec":{"active":false},"status":{}})"));
   EXPECT_FALSE(ours.active);
   EXPECT_TRUE(ours.deactivated_for_suspend);
-  EXPECT_EQ(WorkloadActiveFor(ours, /*suspend=*/false, false), true);
-  EXPECT_EQ(WorkloadActiveFor(ours, /*suspend=*/true, false), std::nullopt) << "done already";
-  ObservedWorkload someone_elses = ObserveWorkload(Json::parse(R"({"spec":{"active":false},"status":{}})"));
-  EXPECT_EQ(WorkloadActiveFor(someone_elses, false, false), std::nullopt) << "an admin's deactivation stays";
-  EXPECT_EQ(WorkloadActiveFor(admitted, true, /*job_finished=*/true), std::nullopt);
-  EXPECT_EQ(WorkloadActiveFor(ObservedWorkload{}, true, false), std::nullopt);
+  EXPECT_EQ(KueueWorkloadActiveFor(ours, /*suspend=*/false, false), true);
+  EXPECT_EQ(KueueWorkloadActiveFor(ours, /*suspend=*/true, false), std::nullopt) << "done already";
+  ObservedKueueWorkload someone_elses = ObserveKueueWorkload(Json::parse(R"({"spec":{"active":false},"status":{}})"));
+  EXPECT_EQ(KueueWorkloadActiveFor(someone_elses, false, false), std::nullopt) << "an admin's deactivation stays";
+  EXPECT_EQ(KueueWorkloadActiveFor(admitted, true, /*job_finished=*/true), std::nullopt);
+  EXPECT_EQ(KueueWorkloadActiveFor(ObservedKueueWorkload{}, true, false), std::nullopt);
 }
 
 TEST(Decide, SuspendingAnAdmittedJobDeletesItsPodsAndDeactivatesItsWorkload) {
@@ -336,7 +336,7 @@ TEST(Decide, SuspendingAnAdmittedJobDeletesItsPodsAndDeactivatesItsWorkload) {
   for (int i = 0; i < 4; ++i) pods.push_back(Pod(i, 1));
   Plan p = Decide(job, pods, {true, 1, true, "", "uid-1"}, kNow, {}, Admitted());
   EXPECT_EQ(p.delete_pods.size(), 4u);
-  EXPECT_EQ(p.set_workload_active, false);
+  EXPECT_EQ(p.set_kueue_workload_active, false);
   EXPECT_EQ(p.status.Find("Admitted")->status, "False");
   EXPECT_EQ(p.status.Find("Admitted")->message, "spec.suspend is true: the admission is given back to queue team-a");
   EXPECT_EQ(p.status.disruptions, 0) << "a suspension is the user's, no disruption";
@@ -346,18 +346,18 @@ TEST(Decide, SuspendingAnAdmittedJobDeletesItsPodsAndDeactivatesItsWorkload) {
   Json evicted_json = Json::parse(kEvictedWorkload);
   evicted_json["spec"] = {{"active", false}};
   evicted_json["metadata"]["annotations"] = {{"nccl.dev/suspended", "true"}};
-  const ObservedWorkload evicted = ObserveWorkload(evicted_json);
+  const ObservedKueueWorkload evicted = ObserveKueueWorkload(evicted_json);
   Plan gone = Decide(job, {}, {true, 1, true, "", "uid-1"}, kNow + 1s, {}, evicted);
-  EXPECT_TRUE(gone.release_workload_quota);
-  EXPECT_FALSE(gone.set_workload_active) << "deactivated already";
+  EXPECT_TRUE(gone.release_kueue_quota);
+  EXPECT_FALSE(gone.set_kueue_workload_active) << "deactivated already";
 
   // Resumed: the Workload is activated again and the job waits for admission, without pods.
   job.status = gone.status;
   job.spec.suspend = false;
-  ObservedWorkload released = evicted;
+  ObservedKueueWorkload released = evicted;
   released.evicted = released.quota_reserved = false;
   Plan resumed = Decide(job, {}, {true, 1, true, "", "uid-1"}, kNow + 2s, {}, released);
-  EXPECT_EQ(resumed.set_workload_active, true);
+  EXPECT_EQ(resumed.set_kueue_workload_active, true);
   EXPECT_TRUE(resumed.create_pods.empty());
   EXPECT_EQ(resumed.status.Find("Admitted")->reason, "WaitingForAdmission");
   job.status = resumed.status;
@@ -369,7 +369,7 @@ TEST(Decide, SuspendingAnAdmittedJobDeletesItsPodsAndDeactivatesItsWorkload) {
 }
 
 TEST(Flavors, TheAdmittedFlavorsPlaceThePodsAsKueueDoes) {
-  ObservedWorkload w = ObserveWorkload(Json::parse(R"({"status":{"admission":{"clusterQueue":"gpus","podSetAssignments":[
+  ObservedKueueWorkload w = ObserveKueueWorkload(Json::parse(R"({"status":{"admission":{"clusterQueue":"gpus","podSetAssignments":[
       {"name":"trainers","count":4,"flavors":{"cpu":"a100","memory":"a100","nvidia.com/gpu":"a100-spot"}}]}}})"));
   EXPECT_EQ(w.flavors, (std::vector<std::string>{"a100", "a100-spot"}));
 
@@ -404,14 +404,14 @@ TEST(SetActivePatch, ConditionalAndMarked) {
 namespace ncclop::policy {
 namespace {
 
-ObservedWorkload WithPodsReady(ObservedWorkload wl, const char* status, const char* reason) {
+ObservedKueueWorkload WithPodsReady(ObservedKueueWorkload wl, const char* status, const char* reason) {
   wl.pods_ready_status = status;
   wl.pods_ready_reason = reason;
   return wl;
 }
 
-TEST(ObserveWorkload, ReadsThePodsReadyCondition) {
-  ObservedWorkload wl = ObserveWorkload(Json::parse(R"({"status":{"conditions":[
+TEST(ObserveKueueWorkload, ReadsThePodsReadyCondition) {
+  ObservedKueueWorkload wl = ObserveKueueWorkload(Json::parse(R"({"status":{"conditions":[
       {"type":"Admitted","status":"True"},{"type":"PodsReady","status":"False","reason":"WaitForRecovery"}]}})"));
   EXPECT_EQ(wl.pods_ready_status, "False");
   EXPECT_EQ(wl.pods_ready_reason, "WaitForRecovery");
@@ -422,7 +422,7 @@ TEST(PodsReadyFor, FollowsThePodsAsKueueIntegrationsDo) {
   // Admitted, not all ready: WaitForStart, once.
   auto start = PodsReadyFor(Admitted(), false, 3, 4);
   ASSERT_TRUE(start);
-  EXPECT_EQ(*start, (WorkloadPodsReady{false, "WaitForStart", "Not all pods are ready or succeeded"}));
+  EXPECT_EQ(*start, (KueuePodsReady{false, "WaitForStart", "Not all pods are ready or succeeded"}));
   EXPECT_FALSE(PodsReadyFor(WithPodsReady(Admitted(), "False", "WaitForStart"), false, 3, 4)) << "already said";
   // All ready: Started.
   auto started = PodsReadyFor(WithPodsReady(Admitted(), "False", "WaitForStart"), false, 4, 4);
@@ -444,14 +444,14 @@ TEST(PodsReadyFor, FollowsThePodsAsKueueIntegrationsDo) {
 }
 
 TEST(PodsReadyFor, NotAdmittedFinishedOrGoneWritesOnlyToUndoATrueCondition) {
-  EXPECT_FALSE(PodsReadyFor(ObservedWorkload{}, false, 4, 4)) << "no Workload";
+  EXPECT_FALSE(PodsReadyFor(ObservedKueueWorkload{}, false, 4, 4)) << "no Workload";
   EXPECT_FALSE(PodsReadyFor(Pending(), false, 0, 4)) << "no write per queued job";
   EXPECT_FALSE(PodsReadyFor(WithPodsReady(Pending(), "False", "WaitForStart"), false, 0, 4));
   auto undo = PodsReadyFor(WithPodsReady(Pending(), "True", "Started"), false, 4, 4);
   ASSERT_TRUE(undo) << "evicted: ready pods of the old admission do not count";
-  EXPECT_EQ(*undo, (WorkloadPodsReady{false, "WaitForStart", "Not all pods are ready or succeeded"}));
+  EXPECT_EQ(*undo, (KueuePodsReady{false, "WaitForStart", "Not all pods are ready or succeeded"}));
   EXPECT_FALSE(PodsReadyFor(Admitted(), true, 0, 4)) << "the job ended: Finished says it";
-  ObservedWorkload finished = Admitted();
+  ObservedKueueWorkload finished = Admitted();
   finished.finished = true;
   EXPECT_FALSE(PodsReadyFor(finished, false, 0, 4));
 }
@@ -462,24 +462,24 @@ TEST(Decide, TheWorkloadIsPodsReadyOnceEveryPodOfTheAttemptIsReady) {
   for (int i = 0; i < 3; ++i) pods[i].ready = true;
   const ObservedConfigMap cm{true, 1, true, "", "uid-1"};
   Plan waiting = Decide(job, pods, cm, kNow, {}, Admitted());
-  ASSERT_TRUE(waiting.set_workload_pods_ready);
-  EXPECT_EQ(waiting.set_workload_pods_ready->reason, "WaitForStart");
+  ASSERT_TRUE(waiting.set_kueue_pods_ready);
+  EXPECT_EQ(waiting.set_kueue_pods_ready->reason, "WaitForStart");
   pods[3].ready = true;
   Plan ready = Decide(job, pods, cm, kNow, {}, WithPodsReady(Admitted(), "False", "WaitForStart"));
-  ASSERT_TRUE(ready.set_workload_pods_ready);
-  EXPECT_TRUE(ready.set_workload_pods_ready->ready);
+  ASSERT_TRUE(ready.set_kueue_pods_ready);
+  EXPECT_TRUE(ready.set_kueue_pods_ready->ready);
   // Pods of another attempt never count.
   std::vector<ObservedPod> old = pods;
   for (ObservedPod& p : old) p.attempt = 0;
-  EXPECT_EQ(Decide(job, old, cm, kNow, {}, Admitted()).set_workload_pods_ready->reason, "WaitForStart");
+  EXPECT_EQ(Decide(job, old, cm, kNow, {}, Admitted()).set_kueue_pods_ready->reason, "WaitForStart");
   // A rank fails: the attempt restarts, its pods are deleted, the Workload waits for recovery.
   pods[1] = testing::FailedPod(1, 1, 1);
   Plan failed = Decide(job, pods, cm, kNow, {}, WithPodsReady(Admitted(), "True", "Started"));
   EXPECT_EQ(failed.status.restarts, 1);
-  ASSERT_TRUE(failed.set_workload_pods_ready);
-  EXPECT_FALSE(failed.set_workload_pods_ready->ready);
-  EXPECT_EQ(failed.set_workload_pods_ready->reason, "WaitForRecovery");
-  EXPECT_FALSE(Decide(testing::Job(), pods, cm, kNow, {}, Admitted()).set_workload_pods_ready) << "no queue: no Kueue";
+  ASSERT_TRUE(failed.set_kueue_pods_ready);
+  EXPECT_FALSE(failed.set_kueue_pods_ready->ready);
+  EXPECT_EQ(failed.set_kueue_pods_ready->reason, "WaitForRecovery");
+  EXPECT_FALSE(Decide(testing::Job(), pods, cm, kNow, {}, Admitted()).set_kueue_pods_ready) << "no queue: no Kueue";
 }
 
 TEST(SetPodsReadyPatch, ConditionalKeepsTheOtherConditionsAndTheTransitionTime) {

@@ -3,7 +3,7 @@
 
 #include "observed/disruption.h"
 #include "policy/failure_policy.h"
-#include "policy/plan.h"
+#include "policy/decide.h"
 #include "test_jobs.h"
 
 namespace ncclop::policy {
@@ -13,7 +13,7 @@ using namespace std::chrono_literals;
 using Json = nlohmann::json;
 using observed::ObservedConfigMap;
 using observed::ObservedPod;
-using observed::ObservedWorkload;
+using observed::ObservedKueueWorkload;
 using observed::Disruption;
 using observed::DisruptionOf;
 using observed::ObservePod;

@@ -3,7 +3,7 @@
 #include "observed/attempt.h"
 #include "observed/ownership.h"
 #include "policy/fast_publish.h"
-#include "policy/plan.h"
+#include "policy/decide.h"
 #include "policy/publish_rule.h"
 #include "policy/root_ids.h"
 #include "test_jobs.h"

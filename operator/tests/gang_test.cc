@@ -1,6 +1,6 @@
 #include <gtest/gtest.h>
 
-#include "desired/gang.h"
+#include "desired/gang_workload.h"
 #include "desired/pod.h"
 #include "test_jobs.h"
 
@@ -34,7 +34,7 @@ TEST(Gang, AnUnknownValueIsASpecError) {
 }
 
 TEST(Gang, WorkloadHasOneGangOfReplicasOwnedByTheJob) {
-  const Json w = SchedulingWorkload(testing::Job(4, 1));
+  const Json w = GangWorkload(testing::Job(4, 1));
   EXPECT_EQ(w["apiVersion"], "scheduling.k8s.io/v1alpha1");
   EXPECT_EQ(w["kind"], "Workload");
   EXPECT_EQ(w["metadata"]["name"], "demo");
@@ -50,20 +50,20 @@ TEST(Gang, WorkloadHasOneGangOfReplicasOwnedByTheJob) {
 
 TEST(Gang, ALeftoverFitsOnlyWithTheSameGang) {
   const api::NcclJob job = testing::Job(4, 1);
-  Json existing = SchedulingWorkload(job);
+  Json existing = GangWorkload(job);
   existing["metadata"]["uid"] = "w-1";
-  EXPECT_TRUE(SchedulingWorkloadFits(existing, job));
-  EXPECT_FALSE(SchedulingWorkloadFits(SchedulingWorkload(testing::Job(8, 1)), job));
+  EXPECT_TRUE(GangWorkloadFits(existing, job));
+  EXPECT_FALSE(GangWorkloadFits(GangWorkload(testing::Job(8, 1)), job));
   existing["spec"]["podGroups"][0]["policy"] = {{"basic", Json::object()}};
-  EXPECT_FALSE(SchedulingWorkloadFits(existing, job));
-  EXPECT_FALSE(SchedulingWorkloadFits(Json::object(), job));
+  EXPECT_FALSE(GangWorkloadFits(existing, job));
+  EXPECT_FALSE(GangWorkloadFits(Json::object(), job));
 }
 
 TEST(Gang, EveryPodOfAnAttemptIsOneReplicaOfThePodGroup) {
   const api::NcclJob job = testing::Job(4, 1);
   Json pod = Pod(job, 2, 3, PodOptions{});
   EXPECT_FALSE(pod["spec"].contains("workloadRef"));
-  ReferenceSchedulingWorkload(pod, job, 3);
+  ReferenceGangWorkload(pod, job, 3);
   EXPECT_EQ(pod["spec"]["workloadRef"],
             Json({{"name", "demo"}, {"podGroup", "trainers"}, {"podGroupReplicaKey", "attempt-3"}}));
 }

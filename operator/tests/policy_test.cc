@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "policy/failure_policy.h"
-#include "policy/plan.h"
+#include "policy/decide.h"
 #include "policy/pod_refusal.h"
 #include "policy/success_policy.h"
 #include "policy/ttl_policy.h"
@@ -16,7 +16,7 @@ using namespace std::chrono_literals;
 using Json = nlohmann::json;
 using observed::ObservedConfigMap;
 using observed::ObservedPod;
-using observed::ObservedWorkload;
+using observed::ObservedKueueWorkload;
 using observed::ObserveConfigMap;
 using observed::ObservePod;
 using testing::FailedPod;
@@ -641,7 +641,7 @@ TEST(Decide, InvalidSpecBecomesAFailedCondition) {
 TEST(Decide, APodTemplateTheApiServerRefusedFailsTheJobAndItsRunningPods) {
   auto job = RunningJob();
   const std::string refusal = "the API server refused pod train-1: Pod \"train-1\" is invalid: spec.volumes: Not found";
-  Plan p = Decide(job, {Pod(0, 1)}, Cm(1), kNow, TemplateRejected(refusal));
+  Plan p = Decide(job, {Pod(0, 1)}, Cm(1), kNow, {.pod_create_verdict = TemplateRejected(refusal)});
   EXPECT_EQ(p.status.state, "Failed");
   const api::Condition* failed = p.status.Find("Failed");
   ASSERT_NE(failed, nullptr);
@@ -659,7 +659,7 @@ TEST(Decide, APodTemplateTheApiServerRefusedFailsTheJobAndItsRunningPods) {
 
 TEST(Decide, PodCreatesForbiddenTooLongFailTheJobWithTheApiServersMessage) {
   const std::string refusal = "the API server refused pod demo-0: pods \"demo-0\" is forbidden: violates PodSecurity";
-  Plan p = Decide(RunningJob(), {}, Cm(1), kNow, ForbiddenTooLong(refusal, 300));
+  Plan p = Decide(RunningJob(), {}, Cm(1), kNow, {.pod_create_verdict = ForbiddenTooLong(refusal, 300)});
   EXPECT_EQ(p.status.state, "Failed");
   const api::Condition* failed = p.status.Find("Failed");
   ASSERT_NE(failed, nullptr);

@@ -1,8 +1,8 @@
 // The Kueue Workload's priority: where it comes from, in Kueue's order.
 #include <gtest/gtest.h>
 
-#include "desired/workload.h"
-#include "desired/workload_priority.h"
+#include "desired/kueue_workload.h"
+#include "desired/kueue_workload_priority.h"
 #include "test_jobs.h"
 
 namespace ncclop::desired {
@@ -22,37 +22,37 @@ Json PriorityClass(const char* name, int value, bool global_default = false) {
   return {{"metadata", {{"name", name}}}, {"value", value}, {"globalDefault", global_default}};
 }
 
-TEST(WorkloadPriority, TheLabelsWorkloadPriorityClassComesFirst) {
+TEST(KueueWorkloadPriority, TheLabelsWorkloadPriorityClassComesFirst) {
   const PriorityClassToRead what = PriorityClassOf(JobWith("high", "pods-low"));
   EXPECT_EQ(what.kind, Kind::kWorkloadPriorityClass);
   EXPECT_EQ(what.name, "high");
-  const WorkloadPriority p = PriorityFrom(what, {Json{{"metadata", {{"name", "high"}}}, {"value", 10000}}});
+  const KueueWorkloadPriority p = PriorityFrom(what, {Json{{"metadata", {{"name", "high"}}}, {"value", 10000}}});
   EXPECT_EQ(p.priority, 10000);
   EXPECT_EQ(p.class_ref, Json::parse(R"({"group":"kueue.x-k8s.io","kind":"WorkloadPriorityClass","name":"high"})"));
 }
 
-TEST(WorkloadPriority, ElseThePodTemplatesPriorityClass) {
+TEST(KueueWorkloadPriority, ElseThePodTemplatesPriorityClass) {
   const PriorityClassToRead what = PriorityClassOf(JobWith(nullptr, "pods-low"));
   EXPECT_EQ(what.kind, Kind::kPriorityClass);
   EXPECT_EQ(what.name, "pods-low");
-  const WorkloadPriority p = PriorityFrom(what, {PriorityClass("pods-low", -5)});
+  const KueueWorkloadPriority p = PriorityFrom(what, {PriorityClass("pods-low", -5)});
   EXPECT_EQ(p.priority, -5);
   EXPECT_EQ(p.class_ref, Json::parse(R"({"group":"scheduling.k8s.io","kind":"PriorityClass","name":"pods-low"})"));
 }
 
-TEST(WorkloadPriority, ElseTheLowestGlobalDefaultElseZero) {
+TEST(KueueWorkloadPriority, ElseTheLowestGlobalDefaultElseZero) {
   const PriorityClassToRead what = PriorityClassOf(JobWith(nullptr, nullptr));
   EXPECT_EQ(what.kind, Kind::kDefault);
-  const WorkloadPriority p = PriorityFrom(what, {PriorityClass("a", 100, true), PriorityClass("b", 5000), PriorityClass("c", 50, true)});
+  const KueueWorkloadPriority p = PriorityFrom(what, {PriorityClass("a", 100, true), PriorityClass("b", 5000), PriorityClass("c", 50, true)});
   EXPECT_EQ(p.priority, 50) << "two global defaults (a race between admins): the lower, as Kueue picks";
   EXPECT_EQ(p.class_ref["name"], "c");
-  const WorkloadPriority none = PriorityFrom(what, {PriorityClass("b", 5000)});
+  const KueueWorkloadPriority none = PriorityFrom(what, {PriorityClass("b", 5000)});
   EXPECT_EQ(none.priority, 0);
   EXPECT_TRUE(none.class_ref.is_null());
 }
 
-TEST(WorkloadPriority, OnTheWorkloadSpec) {
-  Json wl = Workload(JobWith("high", nullptr), {});
+TEST(KueueWorkloadPriority, OnTheWorkloadSpec) {
+  Json wl = KueueWorkload(JobWith("high", nullptr), {});
   SetPriority(wl, {Json::parse(R"({"group":"kueue.x-k8s.io","kind":"WorkloadPriorityClass","name":"high"})"), 10000});
   EXPECT_EQ(wl["spec"]["priority"], 10000);
   EXPECT_EQ(wl["spec"]["priorityClassRef"]["name"], "high");
@@ -61,7 +61,7 @@ TEST(WorkloadPriority, OnTheWorkloadSpec) {
   EXPECT_FALSE(wl["spec"].contains("priorityClassRef")) << "no class: Kueue's validation wants no ref, a priority is fine";
 }
 
-TEST(WorkloadPriority, AChangedLabelIsFollowedAsKueueDoes) {
+TEST(KueueWorkloadPriority, AChangedLabelIsFollowedAsKueueDoes) {
   const Json from_wpc = Json::parse(R"({"metadata":{"resourceVersion":"7"},"spec":{"priority":10,
       "priorityClassRef":{"group":"kueue.x-k8s.io","kind":"WorkloadPriorityClass","name":"low"}}})");
   EXPECT_EQ(WorkloadPriorityClassToFollow(JobWith("high", nullptr), from_wpc, true), "high")

@@ -25,7 +25,7 @@ inline constexpr std::string_view kAnnotationTrainerContainer = "nccl.dev/traine
 
 // Kueue (docs/shared-clusters.md): a job labelled with a queue is admitted through a Workload.
 inline constexpr std::string_view kLabelKueueQueueName = "kueue.x-k8s.io/queue-name";
-// The WorkloadPriorityClass that gives the job's Workload its priority (desired/workload_priority.h).
+// The WorkloadPriorityClass that gives the job's Workload its priority (desired/kueue_workload_priority.h).
 inline constexpr std::string_view kLabelKueuePriorityClass = "kueue.x-k8s.io/priority-class";
 // On a Kueue Workload the operator deactivated because its job is suspended (policy/admission.h).
 inline constexpr std::string_view kAnnotationSuspended = "nccl.dev/suspended";
@@ -68,10 +68,10 @@ inline std::string ConfigMapName(std::string_view job) { return std::string(job)
 inline std::string ServiceAccountName(std::string_view job) { return std::string(job) + "-nccl"; }
 inline std::string RoleName(std::string_view job) { return std::string(job) + "-nccl"; }
 inline std::string ServiceName(std::string_view job) { return std::string(job); }
-inline std::string WorkloadName(std::string_view job) { return "nccljob-" + std::string(job); }
-// Native gang scheduling (desired/gang.h): the scheduling.k8s.io Workload has the job's name,
+inline std::string KueueWorkloadName(std::string_view job) { return "nccljob-" + std::string(job); }
+// Native gang scheduling (desired/gang_workload.h): the scheduling.k8s.io Workload has the job's name,
 // its one pod group is "trainers", and each attempt's pods are one replica of that group.
-inline std::string SchedulingWorkloadName(std::string_view job) { return std::string(job); }
+inline std::string GangWorkloadName(std::string_view job) { return std::string(job); }
 inline constexpr std::string_view kGangPodGroup = "trainers";
 inline std::string GangReplicaKey(int attempt) { return "attempt-" + std::to_string(attempt); }
 inline std::string PodName(std::string_view job, int index) {

@@ -32,7 +32,7 @@ struct FailurePolicy {
 };
 
 // spec.gangScheduling: whether the job's pods form one gang of Kubernetes' native gang
-// scheduling (a scheduling.k8s.io/v1alpha1 Workload, desired/gang.h).
+// scheduling (a scheduling.k8s.io/v1alpha1 Workload, desired/gang_workload.h).
 enum class GangScheduling {
   kAuto,      // "Auto" (default): where the API server serves scheduling.k8s.io/v1alpha1 Workloads
   kRequired,  // "Required": always; the job fails where that API is not served

@@ -1,7 +1,6 @@
 #include "controller/controller.h"
 
 #include "contract/names.h"
-#include "cache/trim.h"
 #include "logging/log.h"
 #include "observed/ownership.h"
 #include "policy/fast_publish.h"
@@ -9,37 +8,25 @@
 namespace ncclop::controller {
 namespace {
 
-std::string JobLabelSelector() { return std::string(contract::kLabelJobName); }  // "has the label"
-
-// Whether the API server serves `resource` and lets us list it (ours only: the informer lists them
-// again at once), logged either way. Checked once, at start, for the optional APIs below.
-bool ServesResource(kube::Client& client, const std::string& ns, const kube::Resource& resource,
-                    const char* served, const char* not_served) {
+// Whether the API server serves the row's optional API and lets us list it (ours only: the
+// informer lists them again at once), logged either way. Asked once, at start.
+bool Serves(kube::Client& client, const std::string& ns, const Watch& watch) {
   kube::ListOptions options;
-  options.label_selector = JobLabelSelector();
-  auto listed = client.List(resource, ns, options);
+  options.label_selector = std::string(contract::kLabelJobName);  // "has the label"
+  auto listed = client.List(watch.resource, ns, options);
   if (listed.ok()) {
-    logging::Info("controller", served);
+    logging::Info("controller", watch.served);
     return true;
   }
-  logging::Info("controller", not_served, {{"error", listed.status().ToString()}});
+  logging::Info("controller", watch.not_served, {{"error", listed.status().ToString()}});
   return false;
 }
 
-// Kueue's Workloads: only then are jobs labelled kueue.x-k8s.io/queue-name admitted through a Workload.
-bool ServesKueueWorkloads(kube::Client& client, const std::string& ns) {
-  return ServesResource(client, ns, kKueueWorkloads,
-                        "Kueue Workloads are served: jobs with a queue label wait for admission",
-                        "Kueue Workloads are not served (or not allowed): the queue label is ignored");
-}
-
-// scheduling.k8s.io/v1alpha1 Workloads (Kubernetes 1.35+ with the GenericWorkload gate): then jobs
-// with spec.gangScheduling Auto are gang scheduled (desired/gang.h).
-bool ServesSchedulingWorkloads(kube::Client& client, const std::string& ns) {
-  return ServesResource(
-      client, ns, kSchedulingWorkloads,
-      "scheduling.k8s.io/v1alpha1 Workloads are served: jobs are gang scheduled (spec.gangScheduling Auto)",
-      "scheduling.k8s.io/v1alpha1 Workloads are not served (or not allowed): no native gang scheduling");
+// The index kPodsByJob: the key of the job that owns the object.
+std::vector<std::string> OwningJob(const nlohmann::json& object) {
+  std::string job = observed::OwningJobKey(object);
+  if (job.empty()) return {};
+  return {std::move(job)};
 }
 
 // The reconcile queue reports adds and waits (ncclop_workqueue_*).
@@ -55,87 +42,43 @@ kube::WorkQueueOptions MeasuredQueue(metrics::Metrics* metrics) {
 
 Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions options, metrics::Metrics* metrics)
     : options_(std::move(options)), metrics_(metrics), queue_(MeasuredQueue(metrics)) {
-  kube::InformerOptions job_opts;
-  job_opts.namespace_ = options_.namespace_;
-  job_opts.name = "nccljobs";
-  // A periodic resync is the safety net for anything a watch missed and for TTL/backoff
-  // timers lost with a restart.
-  job_opts.resync_period = std::chrono::seconds(300);
-  jobs_ = std::make_unique<kube::Informer>(client, kNcclJobs, job_opts);
-
-  kube::InformerOptions child_opts;
-  child_opts.namespace_ = options_.namespace_;
-  child_opts.label_selector = JobLabelSelector();
-  child_opts.name = "pods";
-  // Only what observed/pod.cc reads of a pod is cached (see cache/trim.h); smaller list
-  // pages bound the memory of a relist of full pods.
-  child_opts.transform = cache::TrimPod;
-  child_opts.list_page_size = 100;
-  // TrimPod drops the spec too: a watched pod's spec (~40 % of it as served) is not parsed.
-  child_opts.drop_at_decode = {"spec"};
-  pods_ = std::make_unique<kube::Informer>(client, kube::resources::kPods, child_opts);
-  child_opts.drop_at_decode.clear();
-  child_opts.name = "configmaps";
-  // ConfigMaps are written back whole (conditional update), so they are cached whole.
-  child_opts.transform = nullptr;
-  child_opts.list_page_size = 500;
-  configmaps_ = std::make_unique<kube::Informer>(client, kube::resources::kConfigMaps, child_opts);
-
-  if (ServesKueueWorkloads(*client, options_.namespace_)) {
-    child_opts.name = "workloads";
-    workloads_ = std::make_unique<kube::Informer>(client, kKueueWorkloads, child_opts);
+  for (const Watch& watch : Watches()) {
+    if (watch.served != nullptr && !Serves(*client, options_.namespace_, watch)) continue;
+    auto informer =
+        std::make_unique<kube::Informer>(client, watch.resource, InformerOptionsFor(watch, options_.namespace_));
+    if (watch.index_by_job) informer->AddIndex(kPodsByJob, OwningJob);
+    for (kube::EventHandlers& handlers : HandlersFor(watch)) informer->AddEventHandlers(std::move(handlers));
+    caches_.*watch.cache = &informer->store();
+    informers_.push_back(std::move(informer));
   }
+  caches_.pod_memo = &pod_memo_;
+  reconciler_ = std::make_unique<Reconciler>(client, caches_, options_.pod_options, metrics_);
+  publisher_ = std::make_unique<Publisher>(client, caches_, metrics_);
+}
 
-  pods_->AddIndex(kPodsByJob, [](const nlohmann::json& pod) -> std::vector<std::string> {
-    std::string job = observed::OwningJobKey(pod);
-    if (job.empty()) return {};
-    return {std::move(job)};
-  });
-
-  jobs_->AddEventHandlers({[this](const kube::ObjectPtr& o) { EnqueueJob(o); },
-                           [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { EnqueueJob(o); },
-                           [this](const kube::ObjectPtr& o) { EnqueueJob(o); }});
-  kube::EventHandlers owner_handlers{[this](const kube::ObjectPtr& o) { EnqueueOwner(o); },
-                                     [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { EnqueueOwner(o); },
-                                     [this](const kube::ObjectPtr& o) { EnqueueOwner(o); }};
-  pods_->AddEventHandlers(owner_handlers);
-  pods_->AddEventHandlers({[this](const kube::ObjectPtr& o) { EnqueuePublish(nullptr, o); },
-                           [this](const kube::ObjectPtr& before, const kube::ObjectPtr& o) { EnqueuePublish(before, o); },
-                           nullptr});
-  configmaps_->AddEventHandlers(owner_handlers);
-  if (workloads_) workloads_->AddEventHandlers(owner_handlers);
-
-  const bool gang_served = ServesSchedulingWorkloads(*client, options_.namespace_);
-  // A child EnsureChildren makes that is deleted or changed (its owner) has its job make sure of
-  // its children again (Reconciler::ChildChanged).
-  kube::EventHandlers changed_handlers{nullptr, [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) { ChildChanged(o); },
-                                       [this](const kube::ObjectPtr& o) { ChildChanged(o); }};
-  if (gang_served) {
-    child_opts.name = "scheduling-workloads";
-    scheduling_workloads_ = std::make_unique<kube::Informer>(client, kSchedulingWorkloads, child_opts);
-    scheduling_workloads_->AddEventHandlers(owner_handlers);
-    scheduling_workloads_->AddEventHandlers(changed_handlers);
+std::vector<kube::EventHandlers> Controller::HandlersFor(const Watch& watch) {
+  using kube::ObjectPtr;
+  std::vector<kube::EventHandlers> out;
+  if (watch.queue_job && watch.of == Watch::Of::kJobs) {
+    out.push_back({[this](const ObjectPtr& o) { EnqueueJob(o); },
+                   [this](const ObjectPtr&, const ObjectPtr& o) { EnqueueJob(o); },
+                   [this](const ObjectPtr& o) { EnqueueJob(o); }});
   }
-  // Only a deletion (or a change of owner) of these matters. Only their metadata is cached.
-  child_opts.transform = cache::TrimToOwnership;
-  auto watch_child = [&](std::unique_ptr<kube::Informer>& informer, const kube::Resource& resource, const char* name) {
-    child_opts.name = name;
-    informer = std::make_unique<kube::Informer>(client, resource, child_opts);
-    informer->AddEventHandlers(changed_handlers);
-  };
-  watch_child(services_, kube::resources::kServices, "services");
-  watch_child(roles_, kube::resources::kRoles, "roles");
-  watch_child(role_bindings_, kube::resources::kRoleBindings, "rolebindings");
-  watch_child(service_accounts_, kube::resources::kServiceAccounts, "serviceaccounts");
-
-  auto store = [](const std::unique_ptr<kube::Informer>& informer) -> const kube::Store* {
-    return informer ? &informer->store() : nullptr;
-  };
-  Caches caches{store(jobs_),     store(pods_),  store(configmaps_),    store(workloads_),        gang_served,
-                store(scheduling_workloads_), store(services_), store(roles_), store(role_bindings_),
-                store(service_accounts_),     &pod_memo_};
-  reconciler_ = std::make_unique<Reconciler>(client, caches, options_.pod_options, metrics_);
-  publisher_ = std::make_unique<Publisher>(client, caches, metrics_);
+  if (watch.queue_job && watch.of == Watch::Of::kChildren) {
+    out.push_back({[this](const ObjectPtr& o) { EnqueueOwner(o); },
+                   [this](const ObjectPtr&, const ObjectPtr& o) { EnqueueOwner(o); },
+                   [this](const ObjectPtr& o) { EnqueueOwner(o); }});
+  }
+  if (watch.publish_root_id) {
+    out.push_back({[this](const ObjectPtr& o) { EnqueuePublish(nullptr, o); },
+                   [this](const ObjectPtr& before, const ObjectPtr& o) { EnqueuePublish(before, o); }, nullptr});
+  }
+  if (watch.remake_when_gone) {
+    // Its job makes sure of its children again (Reconciler::ChildChanged).
+    out.push_back({nullptr, [this](const ObjectPtr&, const ObjectPtr& o) { ChildChanged(o); },
+                   [this](const ObjectPtr& o) { ChildChanged(o); }});
+  }
+  return out;
 }
 
 Controller::~Controller() { Stop(); }
@@ -159,12 +102,12 @@ void Controller::EnqueuePublish(const kube::ObjectPtr& before, const kube::Objec
 }
 
 void Controller::Start() {
-  for (kube::Informer* inf : Informers()) inf->Start();
+  for (const auto& informer : informers_) informer->Start();
   // Workers start only on full caches: a reconcile on a half-listed cache would create pods
   // that already exist or miss a published id.
   starter_ = std::jthread([this](std::stop_token stop) {
-    for (kube::Informer* inf : Informers()) {
-      while (!stop.stop_requested() && !inf->WaitForSync(std::chrono::milliseconds(500))) {
+    for (const auto& informer : informers_) {
+      while (!stop.stop_requested() && !informer->WaitForSync(std::chrono::milliseconds(500))) {
       }
     }
     if (stop.stop_requested()) return;
@@ -235,23 +178,14 @@ void Controller::Stop() {
   queue_.ShutDown();
   publish_queue_.ShutDown();
   workers_.clear();  // joins; a reconcile in flight finishes its current API call sequence
-  for (kube::Informer* inf : Informers()) inf->Stop();
-}
-
-std::vector<kube::Informer*> Controller::Informers() const {
-  std::vector<kube::Informer*> out;
-  for (kube::Informer* inf : {jobs_.get(), pods_.get(), configmaps_.get(), workloads_.get(), scheduling_workloads_.get(),
-                              services_.get(), roles_.get(), role_bindings_.get(), service_accounts_.get()}) {
-    if (inf != nullptr) out.push_back(inf);
-  }
-  return out;
+  for (const auto& informer : informers_) informer->Stop();
 }
 
 std::size_t Controller::QueueDepth() const { return queue_.Len(); }
 
 std::map<std::string, int> Controller::JobsByState() const {
   std::map<std::string, int> out;
-  for (const kube::ObjectPtr& job : jobs_->store().List()) {
+  for (const kube::ObjectPtr& job : caches_.jobs->List()) {
     std::string state;
     if (auto st = job->find("status"); st != job->end() && st->is_object()) state = st->value("state", "");
     ++out[state];

@@ -1,5 +1,7 @@
-// The running controller: informers (NcclJobs, their pods, ConfigMaps, Services, Roles,
-// RoleBindings, ServiceAccounts and, where served, Workloads) feed a work queue of job keys; `concurrency` workers reconcile, never the same key twice at once.
+// The running controller: one informer per row of the watch table (controller/watches.h:
+// NcclJobs, their pods, ConfigMaps, Services, Roles, RoleBindings, ServiceAccounts and, where
+// served, Kueue's and the gang scheduler's Workloads) feeds a work queue of job keys;
+// `concurrency` workers reconcile, never the same key twice at once.
 // A second queue, with its own worker, carries the id publish fast path (publisher.h): a root
 // pod's new id is published while a long reconcile of its job may still hold the job's key.
 #pragma once
@@ -13,6 +15,7 @@
 
 #include "controller/publisher.h"
 #include "controller/reconciler.h"
+#include "controller/watches.h"
 #include "kube/informer.h"
 #include "kube/workqueue.h"
 
@@ -43,25 +46,18 @@ class Controller {
   // A child of a job (Service, Role, RoleBinding, ServiceAccount, gang Workload) was deleted or changed.
   void ChildChanged(const kube::ObjectPtr& object);
   void EnqueuePublish(const kube::ObjectPtr& before, const kube::ObjectPtr& now);
+  // What an event of a watched object does (the row's reactions, in the row's order).
+  std::vector<kube::EventHandlers> HandlersFor(const Watch& watch);
   void Work();
   void PublishWork();
-  // Every informer this controller runs (those of APIs not served are absent), in start order.
-  std::vector<kube::Informer*> Informers() const;
 
   ControllerOptions options_;
   metrics::Metrics* metrics_;
   kube::WorkQueue queue_;
   kube::WorkQueue publish_queue_;
-  std::unique_ptr<kube::Informer> jobs_;
-  std::unique_ptr<kube::Informer> pods_;
-  std::unique_ptr<kube::Informer> configmaps_;
-  std::unique_ptr<kube::Informer> workloads_;  // only when Kueue is served
-  std::unique_ptr<kube::Informer> scheduling_workloads_;  // only when native gang scheduling is served
-  // The job's other children, watched so that one deleted by hand is made again at once.
-  std::unique_ptr<kube::Informer> services_;
-  std::unique_ptr<kube::Informer> roles_;
-  std::unique_ptr<kube::Informer> role_bindings_;
-  std::unique_ptr<kube::Informer> service_accounts_;
+  // One per row of Watches() whose API is served, in the table's order (start, sync, stop).
+  std::vector<std::unique_ptr<kube::Informer>> informers_;
+  Caches caches_;  // their stores
   observed::PodMemo pod_memo_;  // shared by the reconciler and the publisher
   std::unique_ptr<Reconciler> reconciler_;
   std::unique_ptr<Publisher> publisher_;

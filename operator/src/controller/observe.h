@@ -19,20 +19,20 @@ namespace ncclop::controller {
 inline const kube::Resource kNcclJobs{"nccl.dev", "v1alpha1", "nccljobs", true};
 inline const kube::Resource kKueueWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", true};
 inline const kube::Resource kKueueResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
-inline const kube::Resource kSchedulingWorkloads{"scheduling.k8s.io", "v1alpha1", "workloads", true};
+inline const kube::Resource kGangWorkloads{"scheduling.k8s.io", "v1alpha1", "workloads", true};
 inline const kube::Resource kKueueWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false};
 inline const kube::Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false};
 
-// The informers' caches the reconciler and the publisher read (the informers own them).
+// The informers' caches the reconciler and the publisher read (the informers own them; the
+// controller fills this from its watch table, controller/watches.h).
 struct Caches {
-  const kube::Store* jobs;
-  const kube::Store* pods;        // indexed by kPodsByJob
-  const kube::Store* configmaps;  // filtered to the job label
-  const kube::Store* workloads = nullptr;  // Kueue Workloads (job label); null: Kueue not served
-  // Whether the API server served scheduling.k8s.io/v1alpha1 Workloads at start (native gang
-  // scheduling, desired/gang.h), and then their cache (job label): one deleted by hand is made again.
-  bool scheduling_workloads_served = false;
-  const kube::Store* scheduling_workloads = nullptr;
+  const kube::Store* jobs = nullptr;
+  const kube::Store* pods = nullptr;        // indexed by kPodsByJob
+  const kube::Store* configmaps = nullptr;  // filtered to the job label
+  const kube::Store* kueue_workloads = nullptr;  // Kueue Workloads (job label); null: Kueue not served
+  // scheduling.k8s.io/v1alpha1 Workloads (job label), null unless the API server served them at
+  // start (native gang scheduling, desired/gang_workload.h): one deleted by hand is made again.
+  const kube::Store* gang_workloads = nullptr;
   // The job's Service, Role, RoleBinding and ServiceAccount (job label, metadata only,
   // cache::TrimToOwnership): one deleted by hand is made again at once (Reconciler::ChildMissing).
   const kube::Store* services = nullptr;
@@ -41,6 +41,8 @@ struct Caches {
   const kube::Store* service_accounts = nullptr;
   // Each pod version parsed once (observed/pod_memo.h); null: every read parses every pod.
   observed::PodMemo* pod_memo = nullptr;
+
+  bool GangWorkloadsServed() const { return gang_workloads != nullptr; }
 };
 inline constexpr const char* kPodsByJob = "job";
 

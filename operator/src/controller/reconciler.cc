@@ -8,12 +8,13 @@
 #include "controller/in_parallel.h"
 #include "controller/test_hook.h"
 #include "desired/configmap.h"
-#include "desired/gang.h"
+#include "desired/gang_workload.h"
+#include "desired/kueue_workload.h"
 #include "desired/rbac.h"
-#include "desired/workload.h"
 #include "desired/service.h"
 #include "logging/log.h"
 #include "observed/ownership.h"
+#include "policy/decide.h"
 #include "policy/pod_refusal.h"
 
 namespace ncclop::controller {
@@ -51,9 +52,6 @@ ReconcileResult EnsureChild(kube::Client& client, const kube::Resource& r, const
 // How often pod creates refused as Forbidden are tried again (REFERENCE.md says 10 s).
 constexpr std::chrono::seconds kForbiddenRetryInterval{10};
 
-// How often a queued job whose priority class does not exist looks for it again (REFERENCE.md says 10 s).
-constexpr std::chrono::seconds kPriorityClassRetryInterval{10};
-
 // Pod creates or deletes in flight per reconcile.
 constexpr std::size_t kPodCallsInFlight = 16;
 
@@ -62,21 +60,20 @@ constexpr std::size_t kPodCallsInFlight = 16;
 Reconciler::Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desired::PodOptions pod_options,
                        metrics::Metrics* metrics)
     : client_(client), caches_(caches), pod_options_(std::move(pod_options)), metrics_(metrics),
-      events_(client, metrics) {}
+      events_(client, metrics), kueue_(client, caches_.kueue_workloads, pod_options_, memory_) {}
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
   std::optional<JobObservation> seen = ObserveJob(caches_, key);
   if (!seen) {  // deleted (the garbage collector removes what it owned), or unusable (logged)
-    if (!caches_.jobs->Get(key)) Forget(key);
+    if (!caches_.jobs->Get(key)) {
+      memory_.Forget(key);
+      if (caches_.pod_memo != nullptr) caches_.pod_memo->Forget(key);
+    }
     return ReconcileResult::Done();
   }
   api::NcclJob& job = seen->job;
-  if (!job.queue_name.empty() && caches_.workloads == nullptr) {
-    logging::Warn("controller", "label kueue.x-k8s.io/queue-name ignored: the API server served no Kueue Workloads when the operator started",
-                  {{"job", key}, {"queue", job.queue_name}});
-    job.queue_name.clear();
-  }
-  if (job.spec.gang_scheduling == api::GangScheduling::kRequired && !caches_.scheduling_workloads_served &&
+  kueue_.IgnoreQueueUnlessServed(job);
+  if (job.spec.gang_scheduling == api::GangScheduling::kRequired && !caches_.GangWorkloadsServed() &&
       job.spec_error.empty()) {
     job.spec_error =
         "spec.gangScheduling is Required, but the API server served no scheduling.k8s.io/v1alpha1 Workloads when the "
@@ -84,8 +81,8 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
         "--runtime-config=scheduling.k8s.io/v1alpha1=true; the operator needs RBAC for them); set it to Auto or Disabled";
   }
 
-  policy::Plan plan = policy::Decide(job, seen->pods, seen->configmap, api::Clock::now(), VerdictFor(key, job),
-                                     ObserveWorkload(job));
+  policy::Plan plan =
+      policy::Decide(job, seen->pods, seen->configmap, api::Clock::now(), memory_.Recall(job), kueue_.Observe(job));
   return Carry(*seen, plan);
 }
 
@@ -96,8 +93,8 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
     if (auto r = EnsureChildren(job); !r.done()) return r;
   }
   bool priority_class_missing = false;
-  if (plan.ensure_workload) {
-    std::optional<ReconcileResult> r = EnsureWorkloadStep(job);
+  if (plan.ensure_kueue_workload) {
+    std::optional<ReconcileResult> r = kueue_.Ensure(job);
     priority_class_missing = !r;
     if (r && !r->done()) return *r;
   }
@@ -126,29 +123,19 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
     // than after an ever longer backoff (CreatePods recorded the event), or at once when it was
     // refused for too long (the next reconcile fails the job).
     if (s.IsForbidden()) {
-      const bool gave_up = !VerdictFor(observed::JobKey(job.namespace_, job.name), job).empty();
+      const bool gave_up = !memory_.VerdictFor(job).empty();
       return ReconcileResult::RequeueAfter(gave_up ? std::chrono::seconds(0) : kForbiddenRetryInterval);
     }
     return ReconcileResult::Error(s);
   }
-  if (plan.finish_workload) {
-    if (auto r = ReconcileResult::From(FinishWorkload(job, *plan.finish_workload)); !r.done()) return r;
-  }
-  if (plan.release_workload_quota) {
-    if (auto r = ReconcileResult::From(ReleaseWorkloadQuota(job)); !r.done()) return r;
-  }
-  if (plan.set_workload_active) {
-    if (auto r = ReconcileResult::From(SetWorkloadActive(job, *plan.set_workload_active)); !r.done()) return r;
-  }
-  if (plan.set_workload_pods_ready) {
-    if (auto r = ReconcileResult::From(SetWorkloadPodsReady(job, *plan.set_workload_pods_ready)); !r.done()) return r;
-  }
+  if (auto r = ReconcileResult::From(kueue_.Update(job, plan)); !r.done()) return r;
   if (plan.delete_job) {
     if (auto r = DeleteFinishedJob(job); !r.done()) return r;
   }
   if (priority_class_missing) {
     // No watch on priority classes: look again at a steady pace for the class to appear.
-    const auto after = plan.requeue_after ? std::min(*plan.requeue_after, kPriorityClassRetryInterval) : kPriorityClassRetryInterval;
+    constexpr auto kRetry = KueueWorkloads::kPriorityClassRetryInterval;
+    const auto after = plan.requeue_after ? std::min(*plan.requeue_after, kRetry) : kRetry;
     return ReconcileResult::RequeueAfter(after);
   }
   return ReconcileResult::DoneOrRequeue(plan.requeue_after);
@@ -165,62 +152,14 @@ ReconcileResult Reconciler::DeleteFinishedJob(const api::NcclJob& job) {
   return ReconcileResult::Done();
 }
 
-policy::PodCreateVerdict Reconciler::VerdictFor(const std::string& key, const api::NcclJob& job) {
-  std::lock_guard<std::mutex> lock(rejections_mu_);
-  auto it = rejections_.find(key);
-  if (it == rejections_.end()) return {};
-  const Rejection& r = it->second;
-  // Done once the cache shows the job finished (the Failed status was written); stale when the
-  // job was recreated or its spec changed since.
-  if (job.status.Finished() || r.uid != job.uid || r.generation != job.generation) {
-    rejections_.erase(it);
-    return {};
-  }
-  return r.verdict;
-}
-
-std::chrono::seconds Reconciler::ForbiddenFor(const api::NcclJob& job, int attempt) {
-  const auto now = std::chrono::steady_clock::now();
-  std::lock_guard<std::mutex> lock(rejections_mu_);
-  FirstForbidden& first = forbidden_[observed::JobKey(job.namespace_, job.name)];
-  if (first.uid != job.uid || first.attempt != attempt) first = {job.uid, attempt, now};
-  return std::chrono::duration_cast<std::chrono::seconds>(now - first.at);
-}
-
-void Reconciler::Forget(const std::string& key) {
-  {
-    std::lock_guard<std::mutex> lock(rejections_mu_);
-    rejections_.erase(key);
-    forbidden_.erase(key);
-  }
-  {
-    std::lock_guard<std::mutex> lock(missing_classes_mu_);
-    missing_classes_.erase(key);
-  }
-  if (caches_.pod_memo != nullptr) caches_.pod_memo->Forget(key);
-  std::lock_guard<std::mutex> lock(ensured_mu_);
-  ensured_.erase(key);
-  children_changed_.erase(key);
-}
-
-void Reconciler::ChildChanged(const std::string& key) {
-  std::lock_guard<std::mutex> lock(ensured_mu_);
-  children_changed_[key] = ++child_changes_;
-}
+void Reconciler::ChildChanged(const std::string& key) { memory_.ChildChanged(key); }
 
 ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   const std::string key = observed::JobKey(job.namespace_, job.name);
-  bool ensured = false;
-  std::uint64_t change = 0;  // the last ChildChanged of the job, 0: none
-  {
-    std::lock_guard<std::mutex> lock(ensured_mu_);
-    auto it = ensured_.find(key);
-    ensured = it != ensured_.end() && it->second == job.uid;
-    if (auto c = children_changed_.find(key); c != children_changed_.end()) change = c->second;
-  }
+  const JobMemory::Children children = memory_.ChildrenOf(key, job.uid);
   // Made sure of once a process, and again when one is gone (deleted by hand).
-  if (ensured && (change == 0 || !ChildMissing(job))) {
-    ClearChildChange(key, change);
+  if (children.ensured && (children.change == 0 || !ChildMissing(job))) {
+    memory_.ClearChildChange(key, children.change);
     return ReconcileResult::Done();
   }
   const std::string& ns = job.namespace_;
@@ -232,20 +171,10 @@ ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   if (auto r = EnsureChild(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !r.done()) return r;
   if (auto r = EnsureChild(*client_, res::kServices, ns, desired::HeadlessService(job)); !r.done()) return r;
   if (UsesGang(job)) {
-    if (auto r = EnsureSchedulingWorkload(job); !r.done()) return r;
+    if (auto r = EnsureGangWorkload(job); !r.done()) return r;
   }
-  {
-    std::lock_guard<std::mutex> lock(ensured_mu_);
-    ensured_[key] = job.uid;
-  }
-  ClearChildChange(key, change);
+  memory_.ChildrenEnsured(key, job.uid, children.change);
   return ReconcileResult::Done();
-}
-
-void Reconciler::ClearChildChange(const std::string& key, std::uint64_t seen) {
-  if (seen == 0) return;
-  std::lock_guard<std::mutex> lock(ensured_mu_);
-  if (auto c = children_changed_.find(key); c != children_changed_.end() && c->second == seen) children_changed_.erase(c);
 }
 
 bool Reconciler::ChildMissing(const api::NcclJob& job) const {
@@ -258,7 +187,7 @@ bool Reconciler::ChildMissing(const api::NcclJob& job) const {
          missing(caches_.roles, contract::RoleName(job.name)) ||
          missing(caches_.role_bindings, contract::RoleName(job.name)) ||
          missing(caches_.services, contract::ServiceName(job.name)) ||
-         (UsesGang(job) && missing(caches_.scheduling_workloads, contract::SchedulingWorkloadName(job.name)));
+         (UsesGang(job) && missing(caches_.gang_workloads, contract::GangWorkloadName(job.name)));
 }
 
 ReconcileResult Reconciler::WriteConfigMap(const JobObservation& seen, const policy::Plan& plan) {
@@ -331,7 +260,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   // attempt is already in status (plan.h's order), so any subset of these may land.
   const std::vector<int>& indices = plan.create_pods;
   if (indices.empty()) return kube::Status::Ok();
-  auto flavors = AdmittedFlavors(job);  // Kueue's placement, read when the pods are made (as Kueue does)
+  auto flavors = kueue_.AdmittedFlavors(job);  // Kueue's placement, read when the pods are made (as Kueue does)
   if (!flavors.ok()) return flavors.status();
   const bool gang = UsesGang(job);
   std::mutex mu;
@@ -339,7 +268,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   InParallel(indices.size(), kPodCallsInFlight, [&](std::size_t i) {
     const int index = indices[i];
     Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
-    if (gang) desired::ReferenceSchedulingWorkload(pod, job, plan.status.attempt);
+    if (gang) desired::ReferenceGangWorkload(pod, job, plan.status.attempt);
     desired::ApplyFlavors(pod, *flavors);
     auto created = client_->Create(res::kPods, job.namespace_, pod);
     if (created.ok() || created.status().IsAlreadyExists()) return true;
@@ -350,8 +279,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   const policy::CreateSummary summary = policy::SummarizeCreates(failures);
   const std::string key = observed::JobKey(job.namespace_, job.name);
   if (!summary.refused) {
-    std::lock_guard<std::mutex> lock(rejections_mu_);
-    forbidden_.erase(key);  // the pods were let in: a later refusal starts a new clock
+    memory_.PodsLetIn(key);  // a later refusal starts a new clock
   } else {
     // Malformed (policy/pod_refusal.h): the template is wrong for good: remember it so the
     // next reconcile fails the job. Forbidden (a quota, Pod Security, a missing
@@ -361,13 +289,11 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     const std::string what = policy::RefusalMessage(contract::PodName(job.name, index), status);
     const int limit = job.spec.failure_policy.forbidden_retry_seconds;
     const std::chrono::seconds refused_for =
-        status.IsForbidden() ? ForbiddenFor(job, plan.status.attempt) : std::chrono::seconds(0);
+        status.IsForbidden() ? memory_.ForbiddenFor(job, plan.status.attempt) : std::chrono::seconds(0);
     if (policy::IsMalformedPod(status)) {
-      std::lock_guard<std::mutex> lock(rejections_mu_);
-      rejections_[key] = {job.uid, job.generation, policy::TemplateRejected(what)};
+      memory_.RememberVerdict(job, policy::TemplateRejected(what));
     } else if (status.IsForbidden() && refused_for.count() >= limit) {
-      std::lock_guard<std::mutex> lock(rejections_mu_);
-      rejections_[key] = {job.uid, job.generation, policy::ForbiddenTooLong(what, static_cast<int>(refused_for.count()))};
+      memory_.RememberVerdict(job, policy::ForbiddenTooLong(what, static_cast<int>(refused_for.count())));
     } else {
       events_.Record(job, {"Warning", "PodCreateFailed", what + " (will retry)"});
     }

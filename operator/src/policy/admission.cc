@@ -2,26 +2,27 @@
 
 namespace ncclop::policy {
 
-bool ReleasesEvictedQuota(const observed::ObservedWorkload& workload, bool job_finished, bool pods_left) {
+bool ReleasesEvictedQuota(const observed::ObservedKueueWorkload& workload, bool job_finished, bool pods_left) {
   // A finished job's Workload is marked Finished instead, which releases the quota too.
   return workload.exists && workload.evicted && workload.quota_reserved && !workload.finished && !job_finished &&
          !pods_left;
 }
 
-std::optional<bool> WorkloadActiveFor(const observed::ObservedWorkload& workload, bool suspend, bool job_finished) {
+std::optional<bool> KueueWorkloadActiveFor(const observed::ObservedKueueWorkload& workload, bool suspend,
+                                           bool job_finished) {
   if (!workload.exists || workload.finished || job_finished) return std::nullopt;
   if (suspend && workload.active) return false;
   if (!suspend && !workload.active && workload.deactivated_for_suspend) return true;
   return std::nullopt;
 }
 
-std::optional<WorkloadPodsReady> PodsReadyFor(const observed::ObservedWorkload& workload, bool job_finished, int ready_pods,
-                                              int replicas) {
+std::optional<KueuePodsReady> PodsReadyFor(const observed::ObservedKueueWorkload& workload, bool job_finished,
+                                           int ready_pods, int replicas) {
   if (!workload.exists || workload.finished || job_finished) return std::nullopt;
   const std::string& status = workload.pods_ready_status;
   const std::string& reason = workload.pods_ready_reason;
-  const WorkloadPodsReady not_started{false, "WaitForStart", "Not all pods are ready or succeeded"};
-  WorkloadPodsReady want;
+  const KueuePodsReady not_started{false, "WaitForStart", "Not all pods are ready or succeeded"};
+  KueuePodsReady want;
   if (!workload.admitted) {
     if (status.empty()) return std::nullopt;
     want = not_started;

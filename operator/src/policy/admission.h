@@ -1,4 +1,4 @@
-// Kueue admission (observed/workload.h is what the operator reads of a job's Workload).
+// Kueue admission (observed/kueue_workload.h is what the operator reads of a job's Workload).
 // An evicted Workload keeps its quota reserved until the job's integration (here: the
 // operator) says the job stopped: ReleasesEvictedQuota decides when.
 #pragma once
@@ -6,7 +6,7 @@
 #include <optional>
 #include <string>
 
-#include "observed/workload.h"
+#include "observed/kueue_workload.h"
 
 namespace ncclop::policy {
 
@@ -14,7 +14,7 @@ namespace ncclop::policy {
 // as Kueue's own job integrations do, the operator clears the reservation (status.admission
 // and QuotaReserved=False, desired::ReleaseQuotaPatch) once the job has stopped, i.e. no pod of
 // the job is left (terminating ones included), and Kueue queues the Workload again.
-bool ReleasesEvictedQuota(const observed::ObservedWorkload& workload, bool job_finished, bool pods_left);
+bool ReleasesEvictedQuota(const observed::ObservedKueueWorkload& workload, bool job_finished, bool pods_left);
 
 // spec.suspend gives the Workload's admission (or its place in the queue) back, the way a Kueue
 // user stops a workload: the operator deactivates it (spec.active false, marked with the
@@ -22,18 +22,19 @@ bool ReleasesEvictedQuota(const observed::ObservedWorkload& workload, bool job_f
 // released as after any eviction. Resuming activates it again (only one the operator
 // deactivated: a Workload someone else deactivated stays so) and the job waits for admission.
 // Returns the spec.active to write, if any.
-std::optional<bool> WorkloadActiveFor(const observed::ObservedWorkload& workload, bool suspend, bool job_finished);
+std::optional<bool> KueueWorkloadActiveFor(const observed::ObservedKueueWorkload& workload, bool suspend,
+                                           bool job_finished);
 
 // The Workload's PodsReady condition, as Kueue's own job integrations keep it (its job
 // framework's generatePodsReadyCondition, v0.17.0): Kueue's waitForPodsReady evicts an admitted
 // Workload whose PodsReady is not True within its timeout (counted from Admitted; after a pod
 // failed, from PodsReady=False WaitForRecovery, and only if a recoveryTimeout is set), and with
 // blockAdmission admits nothing else until then.
-struct WorkloadPodsReady {
+struct KueuePodsReady {
   bool ready = false;
   std::string reason;  // Started, Recovered (True); WaitForStart, WaitForRecovery (False)
   std::string message;
-  bool operator==(const WorkloadPodsReady&) const = default;
+  bool operator==(const KueuePodsReady&) const = default;
 };
 
 // The PodsReady condition to write, or none when the Workload already says it (or has ended, or
@@ -41,7 +42,7 @@ struct WorkloadPodsReady {
 // trainer succeeded) reach `replicas` while admitted; a True condition that stops holding (an
 // attempt restarting) becomes WaitForRecovery, and True again after it is Recovered. Not admitted:
 // WaitForStart, written only over a condition that says otherwise (no write per queued job).
-std::optional<WorkloadPodsReady> PodsReadyFor(const observed::ObservedWorkload& workload, bool job_finished, int ready_pods,
-                                              int replicas);
+std::optional<KueuePodsReady> PodsReadyFor(const observed::ObservedKueueWorkload& workload, bool job_finished,
+                                           int ready_pods, int replicas);
 
 }  // namespace ncclop::policy

@@ -11,8 +11,8 @@
 #include "contract/names.h"
 #include "observed/attempt.h"
 #include "policy/admission.h"
+#include "policy/decide.h"
 #include "policy/failure_policy.h"
-#include "policy/plan.h"
 #include "policy/publish_rule.h"
 #include "policy/start_policy.h"
 #include "policy/success_policy.h"
@@ -25,7 +25,7 @@ namespace {
 
 using observed::ObservedConfigMap;
 using observed::ObservedPod;
-using observed::ObservedWorkload;
+using observed::ObservedKueueWorkload;
 
 constexpr const char* kReasonPodDisrupted = "PodDisrupted";
 constexpr const char* kReasonPriorityClassNotFound = "PriorityClassNotFound";
@@ -33,8 +33,8 @@ constexpr const char* kReasonPriorityClassNotFound = "PriorityClassNotFound";
 class Decider {
  public:
   Decider(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& cm, api::Time now,
-          const PodCreateVerdict& pod_create_verdict, const ObservedWorkload& workload)
-      : job_(job), pods_(pods), cm_(cm), now_(now), pod_create_verdict_(pod_create_verdict), workload_(workload) {
+          const Remembered& remembered, const ObservedKueueWorkload& kueue_workload)
+      : job_(job), pods_(pods), cm_(cm), now_(now), remembered_(remembered), kueue_workload_(kueue_workload) {
     plan_.status = job.status;
     plan_.status.observed_generation = job.generation;
   }
@@ -44,8 +44,8 @@ class Decider {
     if (!job_.spec_error.empty() && !plan_.status.Finished()) {
       Fail("InvalidSpec", job_.spec_error);
     }
-    if (!pod_create_verdict_.empty() && !plan_.status.Finished()) {
-      Fail(pod_create_verdict_.reason, pod_create_verdict_.message);
+    if (!remembered_.pod_create_verdict.empty() && !plan_.status.Finished()) {
+      Fail(remembered_.pod_create_verdict.reason, remembered_.pod_create_verdict.message);
     }
     // Suspended, or resuming now: the deadline's clock stands (it restarts on the resume).
     if (!plan_.status.Finished() && !job_.spec.suspend && !st().IsTrue(api::condition::kSuspended)) CheckDeadline();
@@ -57,12 +57,13 @@ class Decider {
       Active();
       WakeAtDeadline();
     }
-    plan_.release_workload_quota =
-        !job_.queue_name.empty() && ReleasesEvictedQuota(workload_, plan_.status.Finished(), !pods_.empty());
+    plan_.release_kueue_quota =
+        !job_.queue_name.empty() && ReleasesEvictedQuota(kueue_workload_, plan_.status.Finished(), !pods_.empty());
     if (!job_.queue_name.empty()) {
-      plan_.set_workload_active = WorkloadActiveFor(workload_, job_.spec.suspend, plan_.status.Finished());
-      plan_.set_workload_pods_ready =
-          PodsReadyFor(workload_, plan_.status.Finished(), ReadyPodsOfAttempt(), job_.spec.replicas);
+      plan_.set_kueue_workload_active =
+          KueueWorkloadActiveFor(kueue_workload_, job_.spec.suspend, plan_.status.Finished());
+      plan_.set_kueue_pods_ready =
+          PodsReadyFor(kueue_workload_, plan_.status.Finished(), ReadyPodsOfAttempt(), job_.spec.replicas);
     }
     return std::move(plan_);
   }
@@ -157,10 +158,11 @@ class Decider {
     RecordPublishedId();  // a job finished by an operator that had not seen the publish
     DeletePods(/*include_terminal=*/false);
     UpdateCounts();
-    if (!job_.queue_name.empty() && workload_.exists && !workload_.finished) {
+    if (!job_.queue_name.empty() && kueue_workload_.exists && !kueue_workload_.finished) {
       const bool ok = st().IsTrue(api::condition::kSucceeded);
       const api::Condition* end = st().Find(ok ? api::condition::kSucceeded : api::condition::kFailed);
-      plan_.finish_workload = Plan::WorkloadFinish{ok ? "Succeeded" : "Failed", end ? end->message : "the job ended"};
+      plan_.finish_kueue_workload =
+          Plan::KueueWorkloadFinish{ok ? "Succeeded" : "Failed", end ? end->message : "the job ended"};
     }
     api::NcclJob finished = job_;
     finished.status = st();
@@ -235,12 +237,13 @@ class Decider {
   // pods; an attempt that loses its admission (Kueue evicted it) ends as a disruption, and the
   // next one starts once Kueue admits the job again. True when admitted.
   bool Admitted() {
-    plan_.ensure_workload = true;
+    plan_.ensure_kueue_workload = true;
     const std::string& queue = job_.queue_name;
-    if (workload_.admitted) {
+    if (kueue_workload_.admitted) {
       if (!st().IsTrue(api::condition::kAdmitted)) {
-        const std::string msg = "admitted in queue " + queue +
-                                (workload_.cluster_queue.empty() ? "" : " by ClusterQueue " + workload_.cluster_queue);
+        const std::string& cluster_queue = kueue_workload_.cluster_queue;
+        const std::string msg =
+            "admitted in queue " + queue + (cluster_queue.empty() ? "" : " by ClusterQueue " + cluster_queue);
         Set(api::condition::kAdmitted, true, "Admitted", msg);
         Emit("Normal", "Admitted", msg);
       }
@@ -253,7 +256,8 @@ class Decider {
     if (was_admitted && attempt_active) {
       st().disruptions += 1;
       plan_.disrupted = true;
-      const std::string why = workload_.eviction.empty() ? std::string("its admission was withdrawn") : workload_.eviction;
+      const std::string& eviction = kueue_workload_.eviction;
+      const std::string why = eviction.empty() ? std::string("its admission was withdrawn") : eviction;
       Restart(st().attempt, std::chrono::seconds(0), kReasonPodDisrupted,
               "attempt " + std::to_string(st().attempt) + " was disrupted (Kueue: " + why + "); disruption " +
                   std::to_string(st().disruptions) + ", not counted in failurePolicy.maxRestarts",
@@ -264,11 +268,12 @@ class Decider {
     }
     // A priority class that does not exist keeps the job out of the queue (no Workload) or at its
     // old priority: said in the condition and a Warning, each time the class named changes.
-    const bool no_class = !workload_.priority_class_missing.empty();
+    const bool no_class = !remembered_.priority_class_missing.empty();
     const std::string reason = no_class ? kReasonPriorityClassNotFound : "WaitingForAdmission";
-    const std::string msg = no_class ? workload_.priority_class_missing
+    const std::string& waiting = kueue_workload_.waiting;
+    const std::string msg = no_class ? remembered_.priority_class_missing
                                      : "waiting for admission in queue " + queue +
-                                           (workload_.waiting.empty() ? std::string() : ": " + workload_.waiting);
+                                           (waiting.empty() ? std::string() : ": " + waiting);
     if (before == nullptr || before->status == "True" || before->reason != reason || (no_class && before->message != msg)) {
       Emit(no_class ? "Warning" : "Normal", reason, msg);
     }
@@ -501,8 +506,8 @@ class Decider {
   const std::vector<ObservedPod>& pods_;
   const ObservedConfigMap& cm_;
   api::Time now_;
-  const PodCreateVerdict& pod_create_verdict_;
-  const ObservedWorkload& workload_;
+  const Remembered& remembered_;
+  const ObservedKueueWorkload& kueue_workload_;
   Plan plan_;
   std::optional<observed::AttemptView> view_;
 };
@@ -510,8 +515,8 @@ class Decider {
 }  // namespace
 
 Plan Decide(const api::NcclJob& job, const std::vector<ObservedPod>& pods, const ObservedConfigMap& configmap,
-            api::Time now, const PodCreateVerdict& pod_create_verdict, const ObservedWorkload& workload) {
-  return Decider(job, pods, configmap, now, pod_create_verdict, workload).Run();
+            api::Time now, const Remembered& remembered, const ObservedKueueWorkload& kueue_workload) {
+  return Decider(job, pods, configmap, now, remembered, kueue_workload).Run();
 }
 
 }  // namespace ncclop::policy

@@ -1,4 +1,4 @@
-// Reconcile as a pure function: (job, observed children, now) -> Plan. The reconciler
+// What one reconcile should do (policy/decide.h makes it). The reconciler
 // (controller/reconciler.cc, Carry) carries out a Plan in a fixed order that keeps every crash
 // point safe:
 //   1. the per-job children (ServiceAccount, Role, RoleBinding, Service, the gang's scheduling
@@ -21,9 +21,6 @@
 
 #include "api/nccl_job.h"
 #include "desired/configmap.h"
-#include "observed/configmap.h"
-#include "observed/pod.h"
-#include "observed/workload.h"
 #include "policy/admission.h"
 
 namespace ncclop::policy {
@@ -45,21 +42,21 @@ struct Plan {
   std::vector<int> create_pods;  // indices, for status.attempt
   std::vector<Event> events;
   bool delete_job = false;
-  // Jobs in a Kueue queue: create the Workload (desired/workload.h) if missing; once the job
+  // Jobs in a Kueue queue: create the Workload (desired/kueue_workload.h) if missing; once the job
   // has finished, mark it Finished (reason Succeeded or Failed) so Kueue releases the quota.
-  bool ensure_workload = false;
-  struct WorkloadFinish {
+  bool ensure_kueue_workload = false;
+  struct KueueWorkloadFinish {
     std::string reason;  // "Succeeded" or "Failed"
     std::string message;
   };
-  std::optional<WorkloadFinish> finish_workload;
+  std::optional<KueueWorkloadFinish> finish_kueue_workload;
   // Kueue evicted the Workload and every pod of the job is gone: clear its quota reservation
   // (policy/admission.h, ReleasesEvictedQuota) so Kueue queues it again.
-  bool release_workload_quota = false;
-  // spec.suspend: the Workload's spec.active to write (policy/admission.h, WorkloadActiveFor).
-  std::optional<bool> set_workload_active;
-  // The Workload's PodsReady condition to write (policy/admission.h, PodsReadyFor).
-  std::optional<WorkloadPodsReady> set_workload_pods_ready;
+  bool release_kueue_quota = false;
+  // spec.suspend: the Workload's spec.active to write (policy/admission.h, KueueWorkloadActiveFor).
+  std::optional<bool> set_kueue_workload_active;
+  // The Kueue Workload's PodsReady condition to write (policy/admission.h, PodsReadyFor).
+  std::optional<KueuePodsReady> set_kueue_pods_ready;
   std::optional<std::chrono::seconds> requeue_after;
   // Facts for metrics.
   bool attempt_started = false;
@@ -67,20 +64,5 @@ struct Plan {
   bool disrupted = false;  // an attempt was ended by a disruption (status.disruptions)
   std::optional<double> id_publish_latency_seconds;
 };
-
-// The controller's verdict that this job's pods cannot be created (policy/pod_refusal.h): the
-// API server refused one as malformed (PodTemplateRejected), or kept refusing them as Forbidden
-// for longer than failurePolicy.forbiddenRetrySeconds (PodCreateForbidden). Empty: none.
-struct PodCreateVerdict {
-  std::string reason;
-  std::string message;
-  bool empty() const { return reason.empty(); }
-};
-
-// A non-empty pod_create_verdict fails the job with its reason and message.
-// workload: the job's Kueue Workload (only read for a job with a queue name).
-Plan Decide(const api::NcclJob& job, const std::vector<observed::ObservedPod>& pods,
-            const observed::ObservedConfigMap& configmap, api::Time now, const PodCreateVerdict& pod_create_verdict = {},
-            const observed::ObservedWorkload& workload = observed::ObservedWorkload{});
 
 }  // namespace ncclop::policy

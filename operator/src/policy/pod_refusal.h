@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "kube/status.h"
-#include "policy/plan.h"
 
 namespace ncclop::policy {
 
@@ -40,8 +39,17 @@ CreateSummary SummarizeCreates(const std::vector<FailedCreate>& failures);
 // The refusal for status and events, cut to max_bytes (condition messages are bounded).
 std::string RefusalMessage(const std::string& pod, const kube::Status& refusal, std::size_t max_bytes = 4096);
 
-// What fails a job whose pods cannot be created (plan.h's PodCreateVerdict):
-// the API server judged a pod malformed (refusal_message from RefusalMessage) ...
+// The controller's verdict that this job's pods cannot be created: the API server refused one
+// as malformed (TemplateRejected: reason PodTemplateRejected), or kept refusing them as
+// Forbidden for longer than failurePolicy.forbiddenRetrySeconds (ForbiddenTooLong: reason
+// PodCreateForbidden). Decide fails the job with it. Empty: none.
+struct PodCreateVerdict {
+  std::string reason;
+  std::string message;
+  bool empty() const { return reason.empty(); }
+};
+
+// The verdict when the API server judged a pod malformed (refusal_message from RefusalMessage) ...
 PodCreateVerdict TemplateRejected(const std::string& refusal_message);
 // ... or kept refusing it as Forbidden for failurePolicy.forbiddenRetrySeconds.
 PodCreateVerdict ForbiddenTooLong(const std::string& refusal_message, int retried_seconds);

@@ -1,4 +1,4 @@
-// What the operator reads of a job's Kueue Workload (desired/workload.h): whether Kueue has
+// What the operator reads of a job's Kueue Workload (desired/kueue_workload.h): whether Kueue has
 // admitted it, why it still waits, whether it was evicted, whether it is marked finished, whether
 // it is active, the ResourceFlavors it was admitted to. Pure.
 #pragma once
@@ -10,7 +10,7 @@
 
 namespace ncclop::observed {
 
-struct ObservedWorkload {
+struct ObservedKueueWorkload {
   bool exists = false;
   bool admitted = false;       // condition Admitted True and not Evicted
   bool finished = false;       // condition Finished True
@@ -27,11 +27,8 @@ struct ObservedWorkload {
   std::string pods_ready_reason;
   // The ResourceFlavors of the admission (status.admission.podSetAssignments[].flavors), each once.
   std::vector<std::string> flavors;
-  // Not read from the Workload but from the API: the priority class the operator must read to make
-  // the Workload (or to follow the job's priority-class label) does not exist; says which. "" else.
-  std::string priority_class_missing;
 };
 
-ObservedWorkload ObserveWorkload(const nlohmann::json& workload);
+ObservedKueueWorkload ObserveKueueWorkload(const nlohmann::json& workload);
 
 }  // namespace ncclop::observed

@@ -16,13 +16,13 @@ namespace ncclop::desired {
 bool UsesGangScheduling(const api::NcclJob& job, bool served);
 
 // The scheduling.k8s.io/v1alpha1 Workload of the job.
-Json SchedulingWorkload(const api::NcclJob& job);
+Json GangWorkload(const api::NcclJob& job);
 
 // Whether an existing Workload of the job's name can serve it: same pod groups (they are
 // immutable, and a deleted job of the same name may have left one with another minCount).
-bool SchedulingWorkloadFits(const Json& existing, const api::NcclJob& job);
+bool GangWorkloadFits(const Json& existing, const api::NcclJob& job);
 
 // Sets spec.workloadRef of a pod of `attempt` (desired::Pod's output) to the job's Workload.
-void ReferenceSchedulingWorkload(Json& pod, const api::NcclJob& job, int attempt);
+void ReferenceGangWorkload(Json& pod, const api::NcclJob& job, int attempt);
 
 }  // namespace ncclop::desired

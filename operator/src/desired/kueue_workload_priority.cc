@@ -1,4 +1,4 @@
-#include "desired/workload_priority.h"
+#include "desired/kueue_workload_priority.h"
 
 #include <limits>
 
@@ -39,13 +39,13 @@ PriorityClassToRead PriorityClassOf(const api::NcclJob& job) {
   return {};
 }
 
-WorkloadPriority PriorityFrom(const PriorityClassToRead& what, const std::vector<api::Json>& classes) {
+KueueWorkloadPriority PriorityFrom(const PriorityClassToRead& what, const std::vector<api::Json>& classes) {
   using Kind = PriorityClassToRead::Kind;
   if (what.kind != Kind::kDefault) {
     const std::int32_t value = classes.empty() ? 0 : ValueOf(classes.front());
     return what.kind == Kind::kWorkloadPriorityClass
-               ? WorkloadPriority{ClassRef("kueue.x-k8s.io", "WorkloadPriorityClass", what.name), value}
-               : WorkloadPriority{ClassRef("scheduling.k8s.io", "PriorityClass", what.name), value};
+               ? KueueWorkloadPriority{ClassRef("kueue.x-k8s.io", "WorkloadPriorityClass", what.name), value}
+               : KueueWorkloadPriority{ClassRef("scheduling.k8s.io", "PriorityClass", what.name), value};
   }
   // Several globalDefault classes (a race between admins): the lowest value, as Kueue picks.
   const api::Json* chosen = nullptr;
@@ -57,7 +57,7 @@ WorkloadPriority PriorityFrom(const PriorityClassToRead& what, const std::vector
   return {ClassRef("scheduling.k8s.io", "PriorityClass", NameOf(*chosen)), ValueOf(*chosen)};
 }
 
-void SetPriority(api::Json& workload, const WorkloadPriority& priority) {
+void SetPriority(api::Json& workload, const KueueWorkloadPriority& priority) {
   api::Json& spec = workload["spec"];
   if (priority.class_ref.is_null()) {
     spec.erase("priorityClassRef");
@@ -81,7 +81,7 @@ std::optional<std::string> WorkloadPriorityClassToFollow(const api::NcclJob& job
   return job.workload_priority_class;
 }
 
-api::Json SetPriorityPatch(const api::Json& workload, const WorkloadPriority& priority) {
+api::Json SetPriorityPatch(const api::Json& workload, const KueueWorkloadPriority& priority) {
   const api::Json metadata = workload.value("metadata", api::Json::object());
   return {{"metadata", {{"resourceVersion", metadata.is_object() ? metadata.value("resourceVersion", "") : ""}}},
           {"spec", {{"priorityClassRef", priority.class_ref}, {"priority", priority.priority}}}};

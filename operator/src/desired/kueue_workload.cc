@@ -1,4 +1,4 @@
-#include "desired/workload.h"
+#include "desired/kueue_workload.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,19 +7,19 @@
 
 namespace ncclop::desired {
 
-Json Workload(const api::NcclJob& job, const PodOptions& options) {
+Json KueueWorkload(const api::NcclJob& job, const PodOptions& options) {
   // Every pod of the job asks for the same resources; pod 0 of the current attempt stands for all.
   Json pod = Pod(job, 0, std::max(job.status.attempt, 1), options);
   Json labels = pod["metadata"].value("labels", Json::object());
   labels.erase(std::string(contract::kLabelIndex));
   labels.erase(std::string(contract::kLabelAttempt));
-  Json metadata = ObjectMetadata(job, contract::WorkloadName(job.name));
+  Json metadata = ObjectMetadata(job, contract::KueueWorkloadName(job.name));
   return {{"apiVersion", "kueue.x-k8s.io/v1beta2"},
           {"kind", "Workload"},
           {"metadata", std::move(metadata)},
           {"spec",
            {{"queueName", job.queue_name},
-            {"podSets", Json::array({{{"name", kWorkloadPodSetName},
+            {"podSets", Json::array({{{"name", kKueuePodSetName},
                                       {"count", job.spec.replicas},
                                       {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod["spec"]}}}}})}}}};
 }

@@ -26,17 +26,17 @@ struct PriorityClassToRead {
 PriorityClassToRead PriorityClassOf(const api::NcclJob& job);
 
 // spec.priorityClassRef (null: none) and spec.priority of the Workload.
-struct WorkloadPriority {
+struct KueueWorkloadPriority {
   api::Json class_ref;
   std::int32_t priority = 0;
 };
 
 // From the class read for `what` (its top-level `value`); for kDefault, `classes` is the list
 // of PriorityClasses. A class without an integer value counts as 0.
-WorkloadPriority PriorityFrom(const PriorityClassToRead& what, const std::vector<api::Json>& classes);
+KueueWorkloadPriority PriorityFrom(const PriorityClassToRead& what, const std::vector<api::Json>& classes);
 
 // Sets spec.priorityClassRef (or leaves it out) and spec.priority on a Workload.
-void SetPriority(api::Json& workload, const WorkloadPriority& priority);
+void SetPriority(api::Json& workload, const KueueWorkloadPriority& priority);
 
 // For an existing Workload of the job: the WorkloadPriorityClass to move it to when the job's
 // label now names another one, as Kueue's integrations follow a changed label: only where its
@@ -47,6 +47,6 @@ std::optional<std::string> WorkloadPriorityClassToFollow(const api::NcclJob& job
                                                          bool quota_reserved);
 
 // A merge patch of the Workload (conditional on its resourceVersion) that gives it `priority`.
-api::Json SetPriorityPatch(const api::Json& workload, const WorkloadPriority& priority);
+api::Json SetPriorityPatch(const api::Json& workload, const KueueWorkloadPriority& priority);
 
 }  // namespace ncclop::desired

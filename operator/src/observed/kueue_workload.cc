@@ -1,4 +1,4 @@
-#include "observed/workload.h"
+#include "observed/kueue_workload.h"
 
 #include <algorithm>
 
@@ -9,8 +9,8 @@ namespace ncclop::observed {
 
 using Json = nlohmann::json;
 
-ObservedWorkload ObserveWorkload(const Json& workload) {
-  ObservedWorkload out;
+ObservedKueueWorkload ObserveKueueWorkload(const Json& workload) {
+  ObservedKueueWorkload out;
   if (!workload.is_object()) return out;
   out.exists = true;
   const Json status = workload.value("status", Json::object());

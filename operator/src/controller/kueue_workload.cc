@@ -1,17 +1,11 @@
-// The Kueue Workload of a job in a queue (desired/workload.h, observed/workload.h,
-// policy/admission.h): created once, with the priority of its class
-// (desired/workload_priority.h: read then, and again when the job's priority-class label names
-// another WorkloadPriorityClass); marked Finished when the job ends so Kueue releases its quota;
-// after an eviction, its quota reservation is cleared once the job's pods are gone, so Kueue
-// queues it again.
-#include "contract/names.h"
+#include "controller/kueue_workload.h"
+
 #include "api/time.h"
-#include "controller/reconciler.h"
-#include "desired/workload.h"
-#include "desired/workload_priority.h"
+#include "contract/names.h"
+#include "controller/observe.h"
+#include "desired/kueue_workload.h"
 #include "logging/log.h"
 #include "observed/ownership.h"
-#include "observed/workload.h"
 
 namespace ncclop::controller {
 
@@ -19,40 +13,40 @@ using Json = nlohmann::json;
 
 namespace {
 
-// The local status reason of a priority class that does not exist (ReadWorkloadPriority).
+// The local status reason of a priority class that does not exist (ReadPriority).
 constexpr const char* kPriorityClassNotFound = "PriorityClassNotFound";
 
 }  // namespace
 
-observed::ObservedWorkload Reconciler::ObserveWorkload(const api::NcclJob& job) const {
-  if (job.queue_name.empty() || caches_.workloads == nullptr) return {};
-  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
-  // One left by a deleted job of the same name is not this job's admission.
-  observed::ObservedWorkload seen =
-      cached && observed::OwnedBy(*cached, job.uid) ? observed::ObserveWorkload(*cached) : observed::ObservedWorkload{};
-  std::lock_guard<std::mutex> lock(missing_classes_mu_);
-  if (auto it = missing_classes_.find(observed::JobKey(job.namespace_, job.name)); it != missing_classes_.end()) {
-    if (it->second.uid == job.uid) seen.priority_class_missing = it->second.message;
-  }
-  return seen;
+KueueWorkloads::KueueWorkloads(std::shared_ptr<kube::Client> client, const kube::Store* cache,
+                               desired::PodOptions pod_options, JobMemory& memory)
+    : client_(std::move(client)), cache_(cache), pod_options_(std::move(pod_options)), memory_(memory) {}
+
+void KueueWorkloads::IgnoreQueueUnlessServed(api::NcclJob& job) const {
+  if (job.queue_name.empty() || cache_ != nullptr) return;
+  logging::Warn("controller",
+                "label kueue.x-k8s.io/queue-name ignored: the API server served no Kueue Workloads when the operator started",
+                {{"job", observed::JobKey(job.namespace_, job.name)}, {"queue", job.queue_name}});
+  job.queue_name.clear();
 }
 
-std::optional<ReconcileResult> Reconciler::EnsureWorkloadStep(const api::NcclJob& job) {
+observed::ObservedKueueWorkload KueueWorkloads::Observe(const api::NcclJob& job) const {
+  if (job.queue_name.empty() || cache_ == nullptr) return {};
+  kube::ObjectPtr cached = cache_->Get(job.namespace_, contract::KueueWorkloadName(job.name));
+  // One left by a deleted job of the same name is not this job's admission.
+  if (!cached || !observed::OwnedBy(*cached, job.uid)) return {};
+  return observed::ObserveKueueWorkload(*cached);
+}
+
+std::optional<ReconcileResult> KueueWorkloads::Ensure(const api::NcclJob& job) {
   const kube::Status ensured = EnsureWorkload(job);
   const bool missing = ensured.reason() == kPriorityClassNotFound;
   const std::string key = observed::JobKey(job.namespace_, job.name);
   bool changed = false;
-  {
-    std::lock_guard<std::mutex> lock(missing_classes_mu_);
-    auto it = missing_classes_.find(key);
-    if (missing) {
-      const MissingClass now{job.uid, ensured.message()};
-      changed = it == missing_classes_.end() || it->second.uid != now.uid || it->second.message != now.message;
-      missing_classes_[key] = now;
-    } else if (ensured.ok() && it != missing_classes_.end()) {
-      missing_classes_.erase(it);
-      changed = true;
-    }
+  if (missing) {
+    changed = memory_.PriorityClassMissing(job, ensured.message());
+  } else if (ensured.ok()) {
+    changed = memory_.PriorityClassFound(key);
   }
   // What Decide was told changed: decide again at once, before writing a status that says otherwise.
   if (changed) return ReconcileResult::RequeueAfter(std::chrono::seconds(0));
@@ -60,7 +54,8 @@ std::optional<ReconcileResult> Reconciler::EnsureWorkloadStep(const api::NcclJob
   return ReconcileResult::From(ensured);
 }
 
-kube::Result<desired::WorkloadPriority> Reconciler::ReadWorkloadPriority(const desired::PriorityClassToRead& what) const {
+kube::Result<desired::KueueWorkloadPriority> KueueWorkloads::ReadPriority(
+    const desired::PriorityClassToRead& what) const {
   using Kind = desired::PriorityClassToRead::Kind;
   std::vector<Json> classes;
   if (what.kind == Kind::kDefault) {
@@ -83,18 +78,19 @@ kube::Result<desired::WorkloadPriority> Reconciler::ReadWorkloadPriority(const d
   return desired::PriorityFrom(what, classes);
 }
 
-kube::Status Reconciler::FollowPriorityLabel(const api::NcclJob& job, const Json& workload) {
+kube::Status KueueWorkloads::FollowPriorityLabel(const api::NcclJob& job, const Json& workload) {
   if (!observed::OwnedBy(workload, job.uid)) return kube::Status::Ok();
-  auto follow = desired::WorkloadPriorityClassToFollow(job, workload, observed::ObserveWorkload(workload).quota_reserved);
+  const bool quota_reserved = observed::ObserveKueueWorkload(workload).quota_reserved;
+  auto follow = desired::WorkloadPriorityClassToFollow(job, workload, quota_reserved);
   if (!follow) return kube::Status::Ok();
   const desired::PriorityClassToRead what{desired::PriorityClassToRead::Kind::kWorkloadPriorityClass, *follow};
-  auto priority = ReadWorkloadPriority(what);
+  auto priority = ReadPriority(what);
   if (priority.status().reason() == kPriorityClassNotFound) {
     return kube::Status::Local(kPriorityClassNotFound, priority.status().message() + ": the Workload keeps its priority until it does");
   }
   if (!priority.ok()) return priority.status();
-  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kMerge,
-                                desired::SetPriorityPatch(workload, *priority));
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::KueueWorkloadName(job.name),
+                                kube::PatchType::kMerge, desired::SetPriorityPatch(workload, *priority));
   if (patched.ok()) {
     logging::Info("controller", "the Kueue Workload follows the job's priority-class label",
                   {{"job", observed::JobKey(job.namespace_, job.name)}, {"workloadPriorityClass", *follow},
@@ -104,12 +100,12 @@ kube::Status Reconciler::FollowPriorityLabel(const api::NcclJob& job, const Json
   return patched.status();  // a conflict (the cache was behind) is retried with backoff
 }
 
-kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
-  if (kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name))) {
+kube::Status KueueWorkloads::EnsureWorkload(const api::NcclJob& job) {
+  if (kube::ObjectPtr cached = cache_->Get(job.namespace_, contract::KueueWorkloadName(job.name))) {
     return FollowPriorityLabel(job, *cached);
   }
-  Json workload = desired::Workload(job, pod_options_);
-  auto priority = ReadWorkloadPriority(desired::PriorityClassOf(job));
+  Json workload = desired::KueueWorkload(job, pod_options_);
+  auto priority = ReadPriority(desired::PriorityClassOf(job));
   if (priority.status().reason() == kPriorityClassNotFound) {
     return kube::Status::Local(kPriorityClassNotFound, priority.status().message() + ": no Workload, so no place in queue " +
                                                            job.queue_name + ", until it does");
@@ -126,8 +122,24 @@ kube::Status Reconciler::EnsureWorkload(const api::NcclJob& job) {
   return created.status();
 }
 
-kube::Status Reconciler::FinishWorkload(const api::NcclJob& job, const policy::Plan::WorkloadFinish& finish) {
-  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
+kube::Status KueueWorkloads::Update(const api::NcclJob& job, const policy::Plan& plan) {
+  if (plan.finish_kueue_workload) {
+    if (kube::Status s = Finish(job, *plan.finish_kueue_workload); !s.ok()) return s;
+  }
+  if (plan.release_kueue_quota) {
+    if (kube::Status s = ReleaseQuota(job); !s.ok()) return s;
+  }
+  if (plan.set_kueue_workload_active) {
+    if (kube::Status s = SetActive(job, *plan.set_kueue_workload_active); !s.ok()) return s;
+  }
+  if (plan.set_kueue_pods_ready) {
+    if (kube::Status s = SetPodsReady(job, *plan.set_kueue_pods_ready); !s.ok()) return s;
+  }
+  return kube::Status::Ok();
+}
+
+kube::Status KueueWorkloads::Finish(const api::NcclJob& job, const policy::Plan::KueueWorkloadFinish& finish) {
+  kube::ObjectPtr cached = cache_->Get(job.namespace_, contract::KueueWorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
   const Json condition = {{"type", "Finished"},
                           {"status", "True"},
@@ -146,18 +158,19 @@ kube::Status Reconciler::FinishWorkload(const api::NcclJob& job, const policy::P
   }
   kube::PatchOptions options;
   options.subresource = "status";
-  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kJson, patch, options);
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::KueueWorkloadName(job.name),
+                                kube::PatchType::kJson, patch, options);
   if (patched.ok() || patched.status().IsNotFound()) return kube::Status::Ok();
   return patched.status();  // a failed test (the cache was behind) is retried with backoff
 }
 
-kube::Status Reconciler::ReleaseWorkloadQuota(const api::NcclJob& job) {
-  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
+kube::Status KueueWorkloads::ReleaseQuota(const api::NcclJob& job) {
+  kube::ObjectPtr cached = cache_->Get(job.namespace_, contract::KueueWorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
   kube::PatchOptions options;
   options.subresource = "status";
-  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kJson,
-                                desired::ReleaseQuotaPatch(*cached, api::Clock::now()), options);
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::KueueWorkloadName(job.name),
+                                kube::PatchType::kJson, desired::ReleaseQuotaPatch(*cached, api::Clock::now()), options);
   if (patched.ok()) {
     logging::Info("controller", "cleared the quota reservation of the evicted Kueue Workload: the job's pods are gone",
                   {{"job", observed::JobKey(job.namespace_, job.name)}, {"queue", job.queue_name}});
@@ -166,11 +179,11 @@ kube::Status Reconciler::ReleaseWorkloadQuota(const api::NcclJob& job) {
   return patched.status();  // a failed test (the cache was behind) is retried with backoff
 }
 
-kube::Status Reconciler::SetWorkloadActive(const api::NcclJob& job, bool active) {
-  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
+kube::Status KueueWorkloads::SetActive(const api::NcclJob& job, bool active) {
+  kube::ObjectPtr cached = cache_->Get(job.namespace_, contract::KueueWorkloadName(job.name));
   if (!cached) return kube::Status::Ok();
-  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kMerge,
-                                desired::SetActivePatch(*cached, active));
+  auto patched = client_->Patch(kKueueWorkloads, job.namespace_, contract::KueueWorkloadName(job.name),
+                                kube::PatchType::kMerge, desired::SetActivePatch(*cached, active));
   if (patched.ok()) {
     logging::Info("controller", active ? "activated the Kueue Workload again: the job was resumed"
                                        : "deactivated the Kueue Workload: the job is suspended, its admission is given back",
@@ -180,13 +193,13 @@ kube::Status Reconciler::SetWorkloadActive(const api::NcclJob& job, bool active)
   return patched.status();  // a conflict (the cache was behind) is retried with backoff
 }
 
-kube::Status Reconciler::SetWorkloadPodsReady(const api::NcclJob& job, const policy::WorkloadPodsReady& pods_ready) {
-  kube::ObjectPtr cached = caches_.workloads->Get(job.namespace_, contract::WorkloadName(job.name));
+kube::Status KueueWorkloads::SetPodsReady(const api::NcclJob& job, const policy::KueuePodsReady& pods_ready) {
+  kube::ObjectPtr cached = cache_->Get(job.namespace_, contract::KueueWorkloadName(job.name));
   if (!cached || !observed::OwnedBy(*cached, job.uid)) return kube::Status::Ok();
   kube::PatchOptions options;
   options.subresource = "status";
   auto patched = client_->Patch(
-      kKueueWorkloads, job.namespace_, contract::WorkloadName(job.name), kube::PatchType::kJson,
+      kKueueWorkloads, job.namespace_, contract::KueueWorkloadName(job.name), kube::PatchType::kJson,
       desired::SetPodsReadyPatch(*cached, pods_ready.ready, pods_ready.reason, pods_ready.message, api::Clock::now()), options);
   if (patched.ok()) {
     logging::Info("controller", "set the Kueue Workload's PodsReady condition",
@@ -197,10 +210,10 @@ kube::Status Reconciler::SetWorkloadPodsReady(const api::NcclJob& job, const pol
   return patched.status();  // a failed test (the cache was behind) is retried with backoff
 }
 
-kube::Result<std::vector<Json>> Reconciler::AdmittedFlavors(const api::NcclJob& job) const {
+kube::Result<std::vector<Json>> KueueWorkloads::AdmittedFlavors(const api::NcclJob& job) const {
   std::vector<Json> flavors;
   if (job.queue_name.empty()) return flavors;
-  for (const std::string& name : ObserveWorkload(job).flavors) {
+  for (const std::string& name : Observe(job).flavors) {
     auto flavor = client_->Get(kKueueResourceFlavors, "", name);
     if (!flavor.ok()) return flavor.status();
     flavors.push_back(std::move(*flavor));

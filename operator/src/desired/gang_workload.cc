@@ -1,4 +1,4 @@
-#include "desired/gang.h"
+#include "desired/gang_workload.h"
 
 #include "contract/names.h"
 
@@ -21,16 +21,16 @@ Json PodGroups(const api::NcclJob& job) {
 
 }  // namespace
 
-Json SchedulingWorkload(const api::NcclJob& job) {
+Json GangWorkload(const api::NcclJob& job) {
   return {{"apiVersion", "scheduling.k8s.io/v1alpha1"},
           {"kind", "Workload"},
-          {"metadata", ObjectMetadata(job, contract::SchedulingWorkloadName(job.name))},
+          {"metadata", ObjectMetadata(job, contract::GangWorkloadName(job.name))},
           {"spec",
            {{"controllerRef", {{"apiGroup", contract::kGroup}, {"kind", contract::kKind}, {"name", job.name}}},
             {"podGroups", PodGroups(job)}}}};
 }
 
-bool SchedulingWorkloadFits(const Json& existing, const api::NcclJob& job) {
+bool GangWorkloadFits(const Json& existing, const api::NcclJob& job) {
   const Json spec = existing.value("spec", Json::object());
   const Json groups = spec.is_object() ? spec.value("podGroups", Json()) : Json();
   if (!groups.is_array() || groups.size() != 1 || !groups[0].is_object()) return false;
@@ -40,8 +40,8 @@ bool SchedulingWorkloadFits(const Json& existing, const api::NcclJob& job) {
          min_count.get<int>() == job.spec.replicas;
 }
 
-void ReferenceSchedulingWorkload(Json& pod, const api::NcclJob& job, int attempt) {
-  pod["spec"]["workloadRef"] = {{"name", contract::SchedulingWorkloadName(job.name)},
+void ReferenceGangWorkload(Json& pod, const api::NcclJob& job, int attempt) {
+  pod["spec"]["workloadRef"] = {{"name", contract::GangWorkloadName(job.name)},
                                 {"podGroup", contract::kGangPodGroup},
                                 {"podGroupReplicaKey", contract::GangReplicaKey(attempt)}};
 }

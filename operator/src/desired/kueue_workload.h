@@ -12,9 +12,9 @@
 
 namespace ncclop::desired {
 
-inline constexpr const char* kWorkloadPodSetName = "trainers";
+inline constexpr const char* kKueuePodSetName = "trainers";
 
-Json Workload(const api::NcclJob& job, const PodOptions& options);
+Json KueueWorkload(const api::NcclJob& job, const PodOptions& options);
 
 // A JSON patch of the status of an evicted Workload (as observed, with its resourceVersion,
 // which the patch tests) that clears its quota reservation the way Kueue's job integrations

@@ -1,0 +1,99 @@
+#include "controller/job_memory.h"
+
+#include "observed/ownership.h"
+
+namespace ncclop::controller {
+
+policy::Remembered JobMemory::Recall(const api::NcclJob& job) {
+  const std::string key = observed::JobKey(job.namespace_, job.name);
+  std::lock_guard<std::mutex> lock(mu_);
+  policy::Remembered out;
+  out.pod_create_verdict = VerdictLocked(key, job);
+  if (auto it = jobs_.find(key); it != jobs_.end()) {
+    const std::optional<MissingClass>& missing = it->second.missing_class;
+    if (missing && missing->uid == job.uid) out.priority_class_missing = missing->message;
+  }
+  return out;
+}
+
+policy::PodCreateVerdict JobMemory::VerdictFor(const api::NcclJob& job) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return VerdictLocked(observed::JobKey(job.namespace_, job.name), job);
+}
+
+policy::PodCreateVerdict JobMemory::VerdictLocked(const std::string& key, const api::NcclJob& job) {
+  auto it = jobs_.find(key);
+  if (it == jobs_.end() || !it->second.rejection) return {};
+  const Rejection& r = *it->second.rejection;
+  if (job.status.Finished() || r.uid != job.uid || r.generation != job.generation) {
+    it->second.rejection.reset();
+    return {};
+  }
+  return r.verdict;
+}
+
+void JobMemory::RememberVerdict(const api::NcclJob& job, policy::PodCreateVerdict verdict) {
+  std::lock_guard<std::mutex> lock(mu_);
+  jobs_[observed::JobKey(job.namespace_, job.name)].rejection = Rejection{job.uid, job.generation, std::move(verdict)};
+}
+
+std::chrono::seconds JobMemory::ForbiddenFor(const api::NcclJob& job, int attempt) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<FirstForbidden>& first = jobs_[observed::JobKey(job.namespace_, job.name)].forbidden;
+  if (!first || first->uid != job.uid || first->attempt != attempt) first = FirstForbidden{job.uid, attempt, now};
+  return std::chrono::duration_cast<std::chrono::seconds>(now - first->at);
+}
+
+void JobMemory::PodsLetIn(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = jobs_.find(key); it != jobs_.end()) it->second.forbidden.reset();
+}
+
+JobMemory::Children JobMemory::ChildrenOf(const std::string& key, const std::string& uid) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(key);
+  if (it == jobs_.end()) return {};
+  return {it->second.children_ensured_for == uid, it->second.child_change};
+}
+
+void JobMemory::ChildrenEnsured(const std::string& key, const std::string& uid, std::uint64_t seen) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Job& job = jobs_[key];
+  job.children_ensured_for = uid;
+  if (seen != 0 && job.child_change == seen) job.child_change = 0;
+}
+
+void JobMemory::ClearChildChange(const std::string& key, std::uint64_t seen) {
+  if (seen == 0) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto it = jobs_.find(key); it != jobs_.end() && it->second.child_change == seen) it->second.child_change = 0;
+}
+
+void JobMemory::ChildChanged(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  jobs_[key].child_change = ++child_changes_;
+}
+
+bool JobMemory::PriorityClassMissing(const api::NcclJob& job, const std::string& message) {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::optional<MissingClass>& missing = jobs_[observed::JobKey(job.namespace_, job.name)].missing_class;
+  const bool news = !missing || missing->uid != job.uid || missing->message != message;
+  missing = MissingClass{job.uid, message};
+  return news;
+}
+
+bool JobMemory::PriorityClassFound(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(key);
+  if (it == jobs_.end() || !it->second.missing_class) return false;
+  it->second.missing_class.reset();
+  return true;
+}
+
+void JobMemory::Forget(const std::string& key) {
+  std::lock_guard<std::mutex> lock(mu_);
+  jobs_.erase(key);
+}
+
+}  // namespace ncclop::controller

@@ -1,0 +1,92 @@
+// What the reconciler remembers of each job between reconciles that no object in the cluster
+// holds, by job key (namespace/name), each fact for the job UID it was learnt for:
+//   - the children EnsureChildren made sure of, to spare the API server five creates per
+//     reconcile, and the last change of one of them (ChildChanged) not yet looked at;
+//   - the verdict that the job's pods cannot be created (policy/pod_refusal.h), and since when
+//     creates of its current attempt have been refused as Forbidden;
+//   - the priority class its Kueue Workload needs that did not exist when last read.
+// One lock for all of it; Forget(job) drops all of it once the job is gone. A restart forgets
+// everything and learns it again (a child made sure of again, a create refused again, a class
+// read again). Decide reads its part through Recall (policy::Remembered), never this object.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+
+#include "api/nccl_job.h"
+#include "policy/decide.h"
+
+namespace ncclop::controller {
+
+class JobMemory {
+ public:
+  // What Decide is told of the job (its verdict and its missing priority class).
+  policy::Remembered Recall(const api::NcclJob& job);
+
+  // The verdict that the job's pods cannot be created; empty when none. Dropped once the cache
+  // shows the job finished (the Failed status was written, so a lost status write cannot lose
+  // it), when the job was recreated or its spec changed since.
+  policy::PodCreateVerdict VerdictFor(const api::NcclJob& job);
+  void RememberVerdict(const api::NcclJob& job, policy::PodCreateVerdict verdict);
+  // A Forbidden create of the job's current attempt: how long creates of that attempt have been
+  // refused (0 at the first).
+  std::chrono::seconds ForbiddenFor(const api::NcclJob& job, int attempt);
+  // A round of creates was let in: a later refusal starts a new clock.
+  void PodsLetIn(const std::string& key);
+
+  // Whether the job's children were made sure of for its UID, and the number of their last
+  // change not yet looked at (0: none).
+  struct Children {
+    bool ensured = false;
+    std::uint64_t change = 0;
+  };
+  Children ChildrenOf(const std::string& key, const std::string& uid);
+  // Made sure of for `uid`; `seen` (ChildrenOf's change) is cleared unless a newer one came.
+  void ChildrenEnsured(const std::string& key, const std::string& uid, std::uint64_t seen);
+  // Clears the job's change `seen` (0: none) unless a newer one came meanwhile.
+  void ClearChildChange(const std::string& key, std::uint64_t seen);
+  void ChildChanged(const std::string& key);
+
+  // The priority class the job's Kueue Workload needs does not exist (`message` says which);
+  // true when that is news (another class, or another job UID).
+  bool PriorityClassMissing(const api::NcclJob& job, const std::string& message);
+  // It exists now; true when one was remembered missing.
+  bool PriorityClassFound(const std::string& key);
+
+  // The job is gone.
+  void Forget(const std::string& key);
+
+ private:
+  struct Rejection {
+    std::string uid;
+    std::int64_t generation = 0;
+    policy::PodCreateVerdict verdict;
+  };
+  struct FirstForbidden {
+    std::string uid;
+    int attempt = 0;
+    std::chrono::steady_clock::time_point at;
+  };
+  struct MissingClass {
+    std::string uid;
+    std::string message;
+  };
+  struct Job {
+    std::optional<std::string> children_ensured_for;  // the job UID
+    std::uint64_t child_change = 0;                   // 0: none since they were made sure of
+    std::optional<Rejection> rejection;
+    std::optional<FirstForbidden> forbidden;
+    std::optional<MissingClass> missing_class;
+  };
+  policy::PodCreateVerdict VerdictLocked(const std::string& key, const api::NcclJob& job);  // holds mu_
+
+  std::mutex mu_;
+  std::map<std::string, Job> jobs_;  // guarded by mu_
+  std::uint64_t child_changes_ = 0;  // guarded by mu_
+};
+
+}  // namespace ncclop::controller

@@ -1,0 +1,48 @@
+// What the controller watches, as one table (controller-runtime's For/Owns/Watches as data):
+// one row per watched kind says which objects, what the cache keeps of them, how the cache is
+// indexed, what an event does and whether the API may be absent. The controller runs one
+// informer per row, in the table's order (start, cache-sync wait, stop); a new watch is one row
+// of kWatches (watches.cc) and, for the code that reads its cache, one member of Caches.
+#pragma once
+
+#include <span>
+#include <string>
+
+#include "controller/observe.h"
+#include "kube/informer.h"
+
+namespace ncclop::controller {
+
+struct Watch {
+  const char* name;  // the informer's name in logs
+  kube::Resource resource;
+  // The NcclJobs themselves (every one, resynced every 300 s) or a job's children (those with
+  // the job label).
+  enum class Of { kJobs, kChildren };
+  Of of = Of::kChildren;
+  enum class Keep {
+    kWhole,      // the object as served (written back whole with a conditional update)
+    kPodFacts,   // what observed/pod.cc reads (cache::TrimPod; the spec is skipped unparsed)
+    kOwnership,  // whether it exists and whose it is (cache::TrimToOwnership)
+  };
+  Keep keep = Keep::kWhole;
+  bool index_by_job = false;  // the cache is indexed by owning job (kPodsByJob)
+  // What an event of one does, in this order:
+  bool queue_job = false;         // queues its job (itself, or the job that owns it)
+  bool publish_root_id = false;   // a root pod's new id queues the id fast path (publisher.h)
+  bool remake_when_gone = false;  // a child EnsureChildren makes: changed or deleted, it is made again
+  // An API that may not be served (Kueue, native gang scheduling): asked once at start; unserved,
+  // it is not watched and its cache stays null. The log lines for either answer; null: always served.
+  const char* served = nullptr;
+  const char* not_served = nullptr;
+  // Where the reconciler and the publisher find its cache.
+  const kube::Store* Caches::* cache = nullptr;
+};
+
+// Every watch, in start order.
+std::span<const Watch> Watches();
+
+// The informer a row asks for, in namespace `ns` ("" = all).
+kube::InformerOptions InformerOptionsFor(const Watch& watch, const std::string& ns);
+
+}  // namespace ncclop::controller

@@ -1,0 +1,34 @@
+// Reconcile as a pure function: (job, observed children, now) -> Plan (plan.h, which also gives
+// the order the reconciler carries a Plan out in). decide.cc is the state machine.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/nccl_job.h"
+#include "api/time.h"
+#include "observed/configmap.h"
+#include "observed/pod.h"
+#include "observed/kueue_workload.h"
+#include "policy/plan.h"
+#include "policy/pod_refusal.h"
+
+namespace ncclop::policy {
+
+// What the controller remembers of a job between reconciles that no object in the cluster holds
+// (controller/job_memory.h keeps it; a restart forgets it and learns it again). Decide reads
+// only this copy, so it stays a function of its inputs.
+struct Remembered {
+  // Its pods cannot be created: fails the job with this reason and message. Empty: none.
+  PodCreateVerdict pod_create_verdict = {};
+  // The priority class its Kueue Workload needs (to be made, or to follow the job's
+  // priority-class label) does not exist; says which. "" else.
+  std::string priority_class_missing = {};
+};
+
+// kueue_workload: the job's Kueue Workload (only read for a job with a queue name).
+Plan Decide(const api::NcclJob& job, const std::vector<observed::ObservedPod>& pods,
+            const observed::ObservedConfigMap& configmap, api::Time now, const Remembered& remembered = {},
+            const observed::ObservedKueueWorkload& kueue_workload = observed::ObservedKueueWorkload{});
+
+}  // namespace ncclop::policy
