@@ -1,6 +1,7 @@
+#include "desired/gang.h"
+
 #include <gtest/gtest.h>
 
-#include "desired/gang.h"
 #include "desired/pod.h"
 #include "test_jobs.h"
 
@@ -22,15 +23,6 @@ TEST(Gang, AutoFollowsTheApiServerRequiredAndDisabledDoNot) {
   EXPECT_FALSE(UsesGangScheduling(plain, false));
   EXPECT_TRUE(UsesGangScheduling(JobWithGang("Required"), false));
   EXPECT_FALSE(UsesGangScheduling(JobWithGang("Disabled"), true));
-}
-
-TEST(Gang, AnUnknownValueIsASpecError) {
-  Json object = testing::JobJson(4, 1);
-  object["spec"]["gangScheduling"] = "Sometimes";
-  auto job = api::ParseNcclJob(object);
-  ASSERT_TRUE(job.ok());
-  EXPECT_NE(job->spec_error.find("spec.gangScheduling must be Auto, Required or Disabled, got Sometimes"), std::string::npos)
-      << job->spec_error;
 }
 
 TEST(Gang, WorkloadHasOneGangOfReplicasOwnedByTheJob) {

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "api/time.h"
 #include "test_jobs.h"
 
 namespace ncclop::api {
@@ -111,15 +110,20 @@ TEST(Status, RoundTripsThroughJson) {
   EXPECT_EQ(ParseStatus(StatusToJson(s)), s);
 }
 
-TEST(Time, FormatsAndParsesRfc3339) {
-  auto t = ParseTime("2024-05-01T12:34:56Z");
-  ASSERT_TRUE(t);
-  EXPECT_EQ(FormatTime(*t), "2024-05-01T12:34:56Z");
-  auto offset = ParseTime("2024-05-01T14:34:56.123+02:00");
-  ASSERT_TRUE(offset);
-  EXPECT_EQ(*offset, *t);
-  EXPECT_FALSE(ParseTime("yesterday"));
-  EXPECT_FALSE(ParseTime("2024-05-01T12:34:56"));
+TEST(ParseNcclJob, ReadsTheQueueLabel) {
+  Json object = testing::JobJson();
+  object["metadata"]["labels"] = {{"kueue.x-k8s.io/queue-name", "team-a"}};
+  EXPECT_EQ(api::ParseNcclJob(object)->queue_name, "team-a");
+  EXPECT_EQ(testing::Job().queue_name, "");
+}
+
+TEST(Gang, AnUnknownValueIsASpecError) {
+  Json object = testing::JobJson(4, 1);
+  object["spec"]["gangScheduling"] = "Sometimes";
+  auto job = api::ParseNcclJob(object);
+  ASSERT_TRUE(job.ok());
+  EXPECT_NE(job->spec_error.find("spec.gangScheduling must be Auto, Required or Disabled, got Sometimes"), std::string::npos)
+      << job->spec_error;
 }
 
 }  // namespace

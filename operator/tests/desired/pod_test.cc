@@ -1,76 +1,22 @@
+#include "desired/pod.h"
+
 #include <gtest/gtest.h>
 
-#include "desired/configmap.h"
-#include "desired/pod.h"
-#include "desired/rbac.h"
-#include "desired/service.h"
-#include "desired/sidecar_ports.h"
+#include <string>
+#include <vector>
+
+#include "container_env.h"
 #include "test_jobs.h"
 
 namespace ncclop::desired {
 namespace {
 
-std::string EnvValue(const Json& container, const std::string& name) {
-  for (const Json& v : container["env"]) {
-    if (v["name"] == name) return v.contains("value") ? v["value"].get<std::string>() : "<from>";
-  }
-  return "<absent>";
-}
+using testing::EnvValue;
 
 int EnvCount(const Json& container, const std::string& name) {
   int n = 0;
   for (const Json& v : container["env"]) n += v["name"] == name;
   return n;
-}
-
-TEST(Metadata, OwnerReferenceIsControllerAndBlocksDeletion) {
-  Json ref = OwnerReference(testing::Job());
-  EXPECT_EQ(ref["apiVersion"], "nccl.dev/v1alpha1");
-  EXPECT_EQ(ref["kind"], "NcclJob");
-  EXPECT_EQ(ref["uid"], "uid-1");
-  EXPECT_EQ(ref["controller"], true);
-  EXPECT_EQ(ref["blockOwnerDeletion"], true);
-}
-
-TEST(ConfigMap, NamesItsAttemptAndHoldsTheIdOnlyWhenPublished) {
-  auto job = testing::Job();
-  Json empty = ConfigMap(job, 2, std::nullopt);
-  EXPECT_EQ(empty["metadata"]["name"], "demo-nccl");
-  EXPECT_EQ(empty["data"]["attempt"], "2");
-  EXPECT_EQ(empty["data"]["jobUID"], "uid-1");
-  EXPECT_FALSE(empty["data"].contains("uniqueId"));
-  Json full = ConfigMap(job, 2, PublishedId{"QUJD", "2024-01-01T00:00:00Z"});
-  EXPECT_EQ(full["data"]["uniqueId"], "QUJD");
-  EXPECT_EQ(full["data"]["publishedAt"], "2024-01-01T00:00:00Z");
-}
-
-TEST(Service, IsHeadlessAndPublishesNotReadyAddresses) {
-  Json svc = HeadlessService(testing::Job());
-  EXPECT_EQ(svc["metadata"]["name"], "demo");
-  EXPECT_EQ(svc["spec"]["clusterIP"], "None");
-  EXPECT_EQ(svc["spec"]["publishNotReadyAddresses"], true);
-  EXPECT_EQ(svc["spec"]["selector"]["nccl.dev/job-name"], "demo");
-}
-
-TEST(Rbac, RoleGrantsOnlyTheJobsConfigMapAndRootPod) {
-  auto job = testing::Job();
-  Json role = Role(job);
-  ASSERT_EQ(role["rules"].size(), 2u);
-  EXPECT_EQ(role["rules"][0]["resourceNames"], Json::array({"demo-nccl"}));
-  EXPECT_EQ(role["rules"][0]["verbs"], Json::array({"get", "list", "watch"}));
-  EXPECT_EQ(role["rules"][1]["resourceNames"], Json::array({"demo-0"}));
-  EXPECT_EQ(role["rules"][1]["verbs"], Json::array({"get", "patch"}));
-  Json binding = RoleBinding(job);
-  EXPECT_EQ(binding["roleRef"]["name"], "demo-nccl");
-  EXPECT_EQ(binding["subjects"][0]["name"], ServiceAccount(job)["metadata"]["name"]);
-  EXPECT_EQ(binding["subjects"][0]["namespace"], "ml");
-}
-
-TEST(Rbac, EveryBootstrapRootPodMayPatchItself) {
-  auto job = testing::Job(8, 1);
-  job.spec.bootstrap_roots = 3;  // blocks of 3, 3, 2 ranks: roots at pods 0, 3, 6
-  job.spec.bootstrap_roots_set = true;
-  EXPECT_EQ(Role(job)["rules"][1]["resourceNames"], Json::array({"demo-0", "demo-3", "demo-6"}));
 }
 
 TEST(Pod, BootstrapRootsAreInjectedOnlyWhenTheSpecNamesThem) {
@@ -96,36 +42,6 @@ TEST(Pod, CarriesIdentityLabelsHostnameAndServiceAccount) {
   EXPECT_EQ(pod["spec"]["subdomain"], "demo");
   EXPECT_EQ(pod["spec"]["restartPolicy"], "Never");
   EXPECT_EQ(pod["spec"]["serviceAccountName"], "demo-nccl");
-}
-
-api::NcclJob JobWithTemplateSpec(const std::string& field, const std::string& value) {
-  Json object = testing::JobJson();
-  object["spec"]["template"]["spec"][field] = value;
-  return *api::ParseNcclJob(object);
-}
-
-TEST(Rbac, TheTemplatesServiceAccountIsKeptAndBound) {
-  auto job = JobWithTemplateSpec("serviceAccountName", "trainer-irsa");
-  EXPECT_FALSE(UsesJobServiceAccount(job));
-  EXPECT_EQ(PodServiceAccountName(job), "trainer-irsa");
-  EXPECT_EQ(RoleBinding(job)["subjects"], Json::array({{{"kind", "ServiceAccount"}, {"name", "trainer-irsa"},
-                                                         {"namespace", "ml"}}}));
-  EXPECT_EQ(RoleBinding(job)["roleRef"]["name"], "demo-nccl");
-  Json pod = Pod(job, 1, 1, {});
-  EXPECT_EQ(pod["spec"]["serviceAccountName"], "trainer-irsa");
-  EXPECT_EQ(pod["spec"]["automountServiceAccountToken"], true);
-}
-
-TEST(Rbac, TheDeprecatedServiceAccountFieldCountsAndAnEmptyNameDoesNot) {
-  auto old_style = JobWithTemplateSpec("serviceAccount", "legacy");
-  EXPECT_EQ(PodServiceAccountName(old_style), "legacy");
-  Json pod = Pod(old_style, 0, 1, {});
-  EXPECT_EQ(pod["spec"]["serviceAccountName"], "legacy");
-  EXPECT_FALSE(pod["spec"].contains("serviceAccount"));
-  auto empty = JobWithTemplateSpec("serviceAccountName", "");
-  EXPECT_TRUE(UsesJobServiceAccount(empty));
-  EXPECT_EQ(PodServiceAccountName(empty), "demo-nccl");
-  EXPECT_TRUE(UsesJobServiceAccount(testing::Job()));
 }
 
 TEST(Pod, InjectsTheSidecarAsANativeSidecar) {
@@ -197,53 +113,6 @@ TEST(Pod, SidecarResourcesAndPullPolicyComeFromTheOptions) {
   const Json bare = Pod(testing::Job(), 0, 1, options)["spec"]["initContainers"][0];
   EXPECT_EQ(bare["resources"], Json::object());
   EXPECT_FALSE(bare.contains("imagePullPolicy")) << "empty: the API server's default for the tag";
-}
-
-api::NcclJob HostNetworkJob(const std::string& uid) {
-  Json object = testing::JobJson();
-  object["metadata"]["uid"] = uid;
-  object["spec"]["template"]["spec"]["hostNetwork"] = true;
-  return *api::ParseNcclJob(object);
-}
-
-void ExpectSidecarOn(const Json& pod, int api_port, int probe_port) {
-  const Json& sidecar = pod["spec"]["initContainers"][0];
-  EXPECT_EQ(sidecar["args"], Json::array({"--listen=127.0.0.1:" + std::to_string(api_port),
-                                          "--probe-listen=0.0.0.0:" + std::to_string(probe_port)}));
-  EXPECT_EQ(sidecar["ports"][0]["containerPort"], api_port);
-  EXPECT_EQ(sidecar["ports"][1]["containerPort"], probe_port);
-  EXPECT_EQ(sidecar["readinessProbe"]["httpGet"]["port"], probe_port);
-  EXPECT_EQ(sidecar["livenessProbe"]["httpGet"]["port"], probe_port);
-  const std::string url = "http://127.0.0.1:" + std::to_string(api_port);
-  for (const Json& c : pod["spec"]["containers"]) EXPECT_EQ(EnvValue(c, "NCCLJOB_SIDECAR_URL"), url);
-}
-
-TEST(SidecarPorts, DefaultsOffTheHostNetwork) {
-  ExpectSidecarOn(Pod(testing::Job(), 0, 1, {}), 8471, 8472);
-}
-
-TEST(SidecarPorts, HostNetworkJobsGetAPairOfTheirOwnDerivedFromTheUid) {
-  auto a = HostNetworkJob("uid-a"), b = HostNetworkJob("uid-b");
-  SidecarPorts pa = ChooseSidecarPorts(a), pb = ChooseSidecarPorts(b);
-  EXPECT_NE(pa.api, pb.api) << "two jobs on one node must not collide";
-  for (const SidecarPorts& p : {pa, pb}) {
-    EXPECT_GE(p.api, 20000);
-    EXPECT_LE(p.probe, 29999);
-    EXPECT_EQ(p.probe, p.api + 1);
-    EXPECT_EQ(p.api % 2, 0);
-  }
-  EXPECT_EQ(ChooseSidecarPorts(HostNetworkJob("uid-a")).api, pa.api) << "stable: every pod and every restart agree";
-  ExpectSidecarOn(Pod(a, 3, 2, {}), pa.api, pa.probe);
-}
-
-TEST(SidecarPorts, TheSpecFieldWins) {
-  Json object = testing::JobJson();
-  object["spec"]["network"]["sidecarPort"] = 9100;
-  ExpectSidecarOn(Pod(*api::ParseNcclJob(object), 0, 1, {}), 9100, 9101);
-  object["spec"]["template"]["spec"]["hostNetwork"] = true;
-  ExpectSidecarOn(Pod(*api::ParseNcclJob(object), 0, 1, {}), 9100, 9101);
-  object["spec"]["network"]["sidecarPort"] = 65535;
-  EXPECT_FALSE(api::ParseNcclJob(object)->spec_error.empty()) << "the probe port would not fit";
 }
 
 TEST(Pod, GpuLimitGoesToTheTrainerOnly) {
