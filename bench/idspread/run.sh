@@ -8,7 +8,7 @@
 #   bench/idspread/run.sh BUILD_DIR [N ...]        (default N: 4 32 128 512 1000)
 #
 # BUILD_DIR holds sidecar/nccl-sidecar, operator/nccl-operator and bench/idspread/idspread_probe.
-# torch comes from bench/idspread/.venv (made on first use, pinned below).
+# torch comes from bench/idspread/.venv (made on first use; pinned in tests/harness/versions.env).
 # Every sidecar is its own process with its own TokenRequest token of the job's ServiceAccount.
 # Env: IDSPREAD_REPEATS (runs per N and path, default 3), IDSPREAD_KEEP=1 keeps the work dir,
 # IDSPREAD_PERF=1 records the whole machine (perf, cpu-clock, call graphs) while the sidecars
@@ -19,7 +19,9 @@ sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(4 32 128 512 1000)
 repeats=${IDSPREAD_REPEATS:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-torch_version=2.15.0
+# shellcheck source=../../tests/harness/versions.env
+source "$repo/tests/harness/versions.env"
+torch_version=$IDSPREAD_TORCH_VERSION
 sidecar=$build/sidecar/nccl-sidecar
 operator=$build/operator/nccl-operator
 probe=$build/bench/idspread/idspread_probe

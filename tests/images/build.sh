@@ -32,14 +32,14 @@
 # = docker build -f deploy/docker/Dockerfile --target operator . with the base on the registry.
 #
 # Cached under $NCCLOP_CACHE (default ~/.cache/nccl-operator): the tools by version
-# (versions.env), the Debian base by suite and apt sources, BuildKit's cache, the registry's
+# (tests/harness/versions.env), the Debian base by suite and apt sources, BuildKit's cache, the registry's
 # storage. Needs root (buildkitd's runc worker, mmdebstrap); installs runc and mmdebstrap
 # (Debian packages) when missing. Several `up`s may run at once: building is serialised by a lock.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 # shellcheck source=/dev/null
-source "$here/versions.env"
+source "$here/../harness/versions.env"
 cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
 bin="$cache/bin/images-buildkit-$BUILDKIT_VERSION-registry-$REGISTRY_VERSION"
 state="$cache/images"   # shared: lock, Debian base, BuildKit's root, registry storage, stamps
@@ -288,12 +288,12 @@ chart_app_version() {
 targets=(operator sidecar trainer)
 
 # The files the build context sends (git's view of the checkout less what
-# deploy/docker/Dockerfile.dockerignore leaves out), this folder and the versions: the tag
+# deploy/docker/Dockerfile.dockerignore leaves out), this folder and the versions file: the tag
 # changes when any of them does.
 inputs_hash() {
   (cd "$root" && git ls-files -z -co --exclude-standard) | python3 -c '
 import fnmatch, hashlib, os, sys
-root, ignore, own = sys.argv[1:4]
+root, ignore, *own = sys.argv[1:]
 patterns = [l.strip() for l in open(ignore) if l.strip() and not l.startswith("#")]
 def sent(path):
     for p in patterns:
@@ -303,7 +303,8 @@ def sent(path):
         elif path == p or path.startswith(p + "/") or fnmatch.fnmatch(path.split("/")[0], p):
             return False
     return True
-files = sorted(f for f in sys.stdin.read().split("\0") if f and (sent(f) or f.startswith(own + "/")))
+files = sorted(f for f in sys.stdin.read().split("\0")
+               if f and (sent(f) or any(f == o or f.startswith(o + "/") for o in own)))
 if not files:
     sys.exit("%s is not a git checkout: cannot tell the build inputs" % root)
 digest = hashlib.sha256()
@@ -312,7 +313,7 @@ for f in files:
     if os.path.isfile(path):
         digest.update(f.encode() + b"\0" + open(path, "rb").read())
 print(digest.hexdigest()[:12])
-' "$root" "$root/deploy/docker/Dockerfile.dockerignore" tests/images
+' "$root" "$root/deploy/docker/Dockerfile.dockerignore" tests/images tests/harness/versions.env
 }
 
 build_images() {

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Builds kube-score from its Go module at the pinned version (KUBE_SCORE_VERSION in
-# tests/controlplane/versions.env), cached under $NCCLOP_CACHE (default ~/.cache/nccl-operator);
+# tests/harness/versions.env), cached under $NCCLOP_CACHE (default ~/.cache/nccl-operator);
 # a second run returns at once. Prints the binary's path on its last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
-source "$here/../controlplane/versions.env"
+source "$here/../harness/versions.env"
 cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
 bin="$cache/bin/kube-score-$KUBE_SCORE_VERSION"
 if [ ! -x "$bin/kube-score" ]; then

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Builds Kueue's manager (cmd/kueue) from the sigs.k8s.io/kueue Go module at the version pinned
-# in versions.env and keeps its CRDs and webhook manifests from the same module beside it.
+# in tests/harness/versions.env and keeps its CRDs and webhook manifests from the same module beside it.
 # Cached per version under $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run
 # returns at once. Prints the directory (kueue, crd/, webhook.yaml) on its last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
-source "$here/versions.env"
+source "$here/../harness/versions.env"
 # shellcheck source=../../scripts/lib/go-module.sh
 source "$here/../../scripts/lib/go-module.sh"
 go_module_who=kueue-build

@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
-# Builds the real node's programs from their Go modules at the versions pinned in versions.env:
-# containerd, containerd-shim-runc-v2 and ctr, runc (with seccomp: needs libseccomp-dev), the CNI
-# plugins bridge, host-local and loopback, and CoreDNS with only the plugins the node uses. The
-# kubelet, kube-scheduler and kube-proxy come from tests/controlplane/build.sh --node (the control
-# plane's k8s.io/kubernetes pin). Cached per version under $NCCLOP_CACHE (default
-# ~/.cache/nccl-operator); a second run returns at once. Prints two lines: the node's bin
-# directory, then the control plane's (which has kubelet, kube-scheduler, kube-proxy, kubectl).
+# Builds the real node's programs from their Go modules at the versions pinned in
+# tests/harness/versions.env: containerd, containerd-shim-runc-v2 and ctr, runc (with seccomp:
+# needs libseccomp-dev), the CNI plugins bridge, host-local and loopback, and CoreDNS with only
+# the plugins the node uses. The kubelet, kube-scheduler and kube-proxy come from
+# tests/controlplane/build.sh --node (the control plane's k8s.io/kubernetes pin). Cached per
+# version under $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run returns at once.
+# Prints two lines: the node's bin directory, then the control plane's (which has kubelet,
+# kube-scheduler, kube-proxy, kubectl).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
-source "$here/versions.env"
+source "$here/../harness/versions.env"
 cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
 bin="$cache/bin/node-containerd-$CONTAINERD_VERSION-runc-$RUNC_VERSION-cni-$CNI_PLUGINS_VERSION-coredns-$COREDNS_VERSION"
 want=(containerd containerd-shim-runc-v2 ctr runc bridge host-local loopback coredns)
