@@ -47,14 +47,14 @@ stop_sidecars() {
 cleanup() {
   stop_sidecars
   [ -n "$operator_pid" ] && kill "$operator_pid" 2>/dev/null || true
-  "$repo/tests/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
+  "$repo/tests/harness/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
   [ "${IDSPREAD_KEEP:-0}" = 1 ] || [ "${IDSPREAD_PERF:-0}" = 1 ] || rm -rf "$work"
 }
 trap cleanup EXIT
 
 # 1000 watchers and a burst of 1000 LISTs: more in-flight requests than the default 400.
 CONTROLPLANE_APISERVER_FLAGS="--max-requests-inflight=3000 --max-mutating-requests-inflight=1000 ${CONTROLPLANE_APISERVER_FLAGS:-}" \
-  "$repo/tests/controlplane/controlplane.sh" up --dir "$cp_dir" >"$work/controlplane.log" 2>&1
+  "$repo/tests/harness/controlplane/controlplane.sh" up --dir "$cp_dir" >"$work/controlplane.log" 2>&1
 # shellcheck source=/dev/null
 source "$cp_dir/env"
 kc() { "$CONTROLPLANE_BIN/kubectl" --kubeconfig "$cp_dir/kubeconfig" "$@"; }

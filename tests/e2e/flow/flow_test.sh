@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# End-to-end: the operator installed with Helm runs on a local node (tests/node) with the
+# End-to-end: the operator installed with Helm runs on a local node (tests/harness/node) with the
 # sidecars and nccl-allreduce trainers, against the shared local control plane.
 #
 #   flow_test.sh <scenario> <index>
@@ -8,9 +8,9 @@
 #   kill        one rank's trainer is SIGKILLed mid-run: attempt 2 with new pods and a new id,
 #               then Succeeded; kubectl describe nj explains the restart
 #   failfast    a trainer exits with a failFastExitCodes code: Failed/FailFastExitCode, no attempt 2
-#   kueue       Kueue (tests/kueue) with quota for one job: of two queued 4-pod jobs the second
-#               has no pod while the first runs (and restarts), and starts whole when it ends;
-#               evicted by Kueue (Workload deactivated), it has no pod and releases its quota,
+#   kueue       Kueue (tests/harness/kueue) with quota for one job: of two queued 4-pod jobs
+#               the second has no pod while the first runs (and restarts), and starts whole when
+#               it ends; evicted by Kueue (Workload deactivated), it has no pod and releases its quota,
 #               and once reactivated runs attempt 2 (a disruption, not a restart) to Succeeded
 #               the admitted ResourceFlavor's nodeLabels and tolerations are on the pods; suspending an
 #               admitted job deactivates its Workload and gives the quota back, resuming runs attempt 2;
@@ -40,7 +40,8 @@
 #               demands limits, trainers under their own ServiceAccount (an IRSA-style role
 #               annotation): the operator and the job's pods are admitted and the job Succeeds
 # <index> (0..15) picks this test's bridge tnf<index> and subnet 10.246.<index>.0/24, whose .1
-# the API server certificate names (tests/controlplane/controlplane.sh), so tests run in parallel.
+# the API server certificate names (tests/harness/controlplane/controlplane.sh), so tests run in
+# parallel.
 #
 # Env (set by CTest): NCCLOP_TEST_CONTROLPLANE_DIR, NCCLOP_TEST_KUBECONFIG, NCCLOP_TEST_KUBECTL,
 # NCCLOP_TEST_HELM, NCCLOP_BUILD_DIR.
@@ -119,7 +120,7 @@ cleanup() {
     "$kubectl" delete resourceflavor "$kueue_cq" --wait=false >/dev/null 2>&1 || true
     "$kubectl" delete workloadpriorityclass "$kueue_cq-high" --wait=false >/dev/null 2>&1 || true
     "$kubectl" delete priorityclass "$kueue_cq-low" --wait=false >/dev/null 2>&1 || true
-    "$flow_root/tests/kueue/kueue.sh" down --dir "$CONTROLPLANE_DIR" || true
+    "$flow_root/tests/harness/kueue/kueue.sh" down --dir "$CONTROLPLANE_DIR" || true
   fi
   "$kubectl" delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
   "$kubectl" delete node "$node" >/dev/null 2>&1 || true
@@ -135,7 +136,7 @@ flow_bind_loop "$ns" "$node"
 if [ "$scenario" = kueue ]; then
   # Before the operator starts: it looks for Kueue's Workloads once, at start.
   kueue_cq="flow-kueue-$$"
-  "$flow_root/tests/kueue/kueue.sh" up --dir "$CONTROLPLANE_DIR" && pass "Kueue runs with its webhooks" \
+  "$flow_root/tests/harness/kueue/kueue.sh" up --dir "$CONTROLPLANE_DIR" && pass "Kueue runs with its webhooks" \
     || { fail "Kueue did not start"; exit 1; }
 fi
 flow_helm_install "$rel" "$ns" --set watchNamespace="$ns" >/dev/null
@@ -326,8 +327,8 @@ YAML
   }
   # wl_pods_ready <job>: its Workload's PodsReady condition, status/reason
   wl_pods_ready() { k get workloads.kueue.x-k8s.io "nccljob-$1" -o 'jsonpath={.status.conditions[?(@.type=="PodsReady")].status}/{.status.conditions[?(@.type=="PodsReady")].reason}'; }
-  # past_pods_ready_timeout <job>: more than Kueue's waitForPodsReady timeout (20 s, tests/kueue)
-  # and 5 s has passed since its Workload was admitted
+  # past_pods_ready_timeout <job>: more than Kueue's waitForPodsReady timeout (20 s,
+  # tests/harness/kueue) and 5 s has passed since its Workload was admitted
   past_pods_ready_timeout() {
     local since; since=$(k get workloads.kueue.x-k8s.io "nccljob-$1" -o 'jsonpath={.status.conditions[?(@.type=="Admitted")].lastTransitionTime}')
     [ -n "$since" ] && [ $(( $(date +%s) - $(date -d "$since" +%s) )) -gt 25 ]

@@ -103,7 +103,7 @@ def operator_objects(kubectl, ns):
 
 
 def main():
-    binary = run(str(ROOT / "tests/kubescore/build.sh")).strip().splitlines()[-1]
+    binary = run(str(ROOT / "tests/harness/kubescore/build.sh")).strip().splitlines()[-1]
     helm, kubectl = os.environ["NCCLOP_TEST_HELM"], os.environ["NCCLOP_TEST_KUBECTL"]
     os.environ["KUBECONFIG"] = os.environ["NCCLOP_TEST_KUBECONFIG"]
     findings = []

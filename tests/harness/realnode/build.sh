@@ -3,14 +3,14 @@
 # tests/harness/versions.env: containerd, containerd-shim-runc-v2 and ctr, runc (with seccomp:
 # needs libseccomp-dev), the CNI plugins bridge, host-local and loopback, and CoreDNS with only
 # the plugins the node uses. The kubelet, kube-scheduler and kube-proxy come from
-# tests/controlplane/build.sh --node (the control plane's k8s.io/kubernetes pin). Cached per
+# tests/harness/controlplane/build.sh --node (the control plane's k8s.io/kubernetes pin). Cached per
 # version under $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run returns at once.
 # Prints two lines: the node's bin directory, then the control plane's (which has kubelet,
 # kube-scheduler, kube-proxy, kubectl).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
-source "$here/../harness/versions.env"
+source "$here/../versions.env"
 cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
 bin="$cache/bin/node-containerd-$CONTAINERD_VERSION-runc-$RUNC_VERSION-cni-$CNI_PLUGINS_VERSION-coredns-$COREDNS_VERSION"
 want=(containerd containerd-shim-runc-v2 ctr runc bridge host-local loopback coredns)
@@ -88,7 +88,7 @@ build_coredns() {
   [ -x "$bin/coredns" ] && return 0
   in_wrapper "coredns-$COREDNS_VERSION" sh -ec '
     cat > main.go <<GO
-// CoreDNS with the plugins tests/realnode/realnode.sh puts in its Corefile.
+// CoreDNS with the plugins tests/harness/realnode/realnode.sh puts in its Corefile.
 package main
 
 import (

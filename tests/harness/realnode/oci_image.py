@@ -3,7 +3,7 @@
 
 For the real node's own part only: the pod sandbox (pause) image, a static binary, so the node
 needs no registry for it. The images the node runs come from deploy/docker/Dockerfile through
-the registry of tests/images/build.sh.
+the registry of tests/harness/images/build.sh.
 
   oci_image.py --name NAME:TAG --out FILE.tar [--entrypoint /bin/x] HOST_PATH=IMAGE_PATH ...
 """

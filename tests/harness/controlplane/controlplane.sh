@@ -15,12 +15,12 @@
 # 1.35) with feature gates $CONTROLPLANE_FEATURE_GATES (default GenericWorkload=true,GangScheduling=true);
 # CONTROLPLANE_FEATURE_GATES= (empty) starts it without them.
 # $CONTROLPLANE_BIND_ADDRESS (default 127.0.0.1) is where kube-apiserver listens; 0.0.0.0 lets
-# pods of the local node (tests/node, bridge 10.244.0.1) reach it directly.
+# pods of the local node (tests/harness/node, bridge 10.244.0.1) reach it directly.
 # $CONTROLPLANE_EXTRA_SANS adds entries (e.g. IP:10.245.0.1) to the apiserver certificate.
 # $CONTROLPLANE_EXTRA_CONTROLLERS adds kube-controller-manager controllers (comma-separated, e.g.
-# endpointslice-controller for cluster DNS on tests/realnode).
+# endpointslice-controller for cluster DNS on tests/harness/realnode).
 # kube-apiserver reaches nodes' log endpoints (kubectl logs) with the admin client cert and
-# verifies their serving certs against pki/ca.crt (added for tests/node).
+# verifies their serving certs against pki/ca.crt (added for tests/harness/node).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=lib.sh
@@ -57,7 +57,7 @@ make_pki() {
 
 sign() { sign_cert "$dir/pki" "$dir/pki" "$@"; }  # sign <name> <subject> [san]
 
-# The apiserver SANs include 10.244.0.1, the local node's bridge (tests/node), so pods can
+# The apiserver SANs include 10.244.0.1, the local node's bridge (tests/harness/node), so pods can
 # verify the API server there, and 10.246.0-15.1, the bridges of the end-to-end flow tests
 # (tests/e2e/flow: one node per test); a pki made before that (or with other extra SANs) is re-signed.
 apiserver_sans() {

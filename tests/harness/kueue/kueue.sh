@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs Kueue (tests/kueue/build.sh) against a local control plane (tests/controlplane), with
-# its webhooks, on loopback: its CRDs, a serving certificate from the control plane's CA, and
-# webhook configurations for Kueue's own objects that call https://127.0.0.1:<port>.
+# Runs Kueue (tests/harness/kueue/build.sh) against a local control plane
+# (tests/harness/controlplane), with its webhooks, on loopback: its CRDs, a serving certificate
+# from the control plane's CA, and webhook configurations for Kueue's own objects that call
+# https://127.0.0.1:<port>.
 #   kueue.sh up --dir D     D is the control plane's dir (controlplane.sh up --dir D); state in D/kueue
 #   kueue.sh down --dir D   stops Kueue and removes its webhook configurations (CRDs stay)
 # Kueue runs as GPU clusters configure it: waitForPodsReady on, with blockAdmission, its timeout

@@ -11,7 +11,7 @@ import (
 
 // A kubelet reports a pod Succeeded only once its sidecars have stopped as well, with their
 // terminated states in the same status: while a sidecar handles its SIGTERM the pod is still
-// Running (seen on the real kubelet of tests/realnode; testnode used to report Succeeded at
+// Running (seen on the real kubelet of tests/harness/realnode; testnode used to report Succeeded at
 // once, with the sidecar still running).
 func TestPhaseWaitsUntilSidecarsStopped(t *testing.T) {
 	ctx := context.Background()

@@ -489,7 +489,7 @@ func (p *podRunner) anyRunningLocked() bool {
 // once the main containers ended), SIGKILL after the termination grace period. As a kubelet does, the phase stays until every container
 // has stopped (finishLocked): a Succeeded pod has no running sidecar, and its sidecars'
 // terminated states arrive with the phase. (testnode reported the phase at once; the real
-// kubelet of tests/realnode does not.)
+// kubelet of tests/harness/realnode does not.)
 func (p *podRunner) beginStopLocked(phase v1.PodPhase) {
 	p.endPhase, p.stopping = phase, true
 	grace := int64(30)

@@ -3,11 +3,11 @@
 # modules at the versions pinned in tests/harness/versions.env. Output is cached per version under
 # $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run returns at once.
 # --node also builds kubelet and kube-proxy from the same k8s.io/kubernetes module
-# (tests/realnode). Prints the bin directory on its last line.
+# (tests/harness/realnode). Prints the bin directory on its last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
-source "$here/../harness/versions.env"
+source "$here/../versions.env"
 cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
 bin="$cache/bin/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION-helm-$HELM_VERSION"
 kube_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)

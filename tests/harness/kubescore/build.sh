@@ -5,7 +5,7 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
-source "$here/../harness/versions.env"
+source "$here/../versions.env"
 cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
 bin="$cache/bin/kube-score-$KUBE_SCORE_VERSION"
 if [ ! -x "$bin/kube-score" ]; then

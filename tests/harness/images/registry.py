@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Reads images from the loopback registry of tests/images/build.sh (plain HTTP, Docker
+"""Reads images from the loopback registry of tests/harness/images/build.sh (plain HTTP, Docker
 Registry API v2), with the standard library only.
 
   registry.py sizes REGISTRY REPO... --tag TAG

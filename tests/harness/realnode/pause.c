@@ -1,4 +1,4 @@
-// The pod sandbox's process for the real node (tests/realnode): holds the pod's namespaces,
+// The pod sandbox's process for the real node (tests/harness/realnode): holds the pod's namespaces,
 // reaps orphans re-parented to it, exits 0 on SIGINT/SIGTERM. Built static, so its image holds
 // one file; the node imports it instead of pulling a pause image from a registry.
 #include <signal.h>

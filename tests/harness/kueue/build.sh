@@ -6,9 +6,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
-source "$here/../harness/versions.env"
-# shellcheck source=../../scripts/lib/go-module.sh
-source "$here/../../scripts/lib/go-module.sh"
+source "$here/../versions.env"
+# shellcheck source=../../../scripts/lib/go-module.sh
+source "$here/../../../scripts/lib/go-module.sh"
 go_module_who=kueue-build
 out="$go_module_cache/bin/kueue-$KUEUE_VERSION"
 if [ -x "$out/kueue" ] && [ -f "$out/webhook.yaml" ] && [ -d "$out/crd" ]; then echo "$out"; exit 0; fi

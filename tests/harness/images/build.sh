@@ -4,11 +4,12 @@
 # served by a registry on loopback. No Docker engine; nothing comes from outside but Debian
 # packages, Go modules and the NVIDIA wheels (for the trainer image).
 #
-#   tests/images/build.sh up --dir D     build the images (or reuse them: cached by a hash of
-#                                        their inputs), leave a registry serving them, write D/registry.env
-#   tests/images/build.sh down --dir D   stop what `up` started in D (always safe to call)
-#   tests/images/build.sh tools          build buildkitd, buildctl and registry (cached by version);
-#                                        print their bin directory on the last line
+#   tests/harness/images/build.sh up --dir D     build the images (or reuse them: cached by a
+#                                                hash of their inputs), leave a registry serving
+#                                                them, write D/registry.env
+#   tests/harness/images/build.sh down --dir D   stop what `up` started in D (always safe to call)
+#   tests/harness/images/build.sh tools          build buildkitd, buildctl and registry (cached by
+#                                                version); print their bin directory on the last line
 #
 # Contract for whoever runs the images (the real node, its e2e tests, the demo): after `up`,
 #   source D/registry.env   REGISTRY=127.0.0.1:PORT  the registry: plain HTTP, loopback only
@@ -37,14 +38,14 @@
 # (Debian packages) when missing. Several `up`s may run at once: building is serialised by a lock.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 # shellcheck source=/dev/null
-source "$here/../harness/versions.env"
+source "$here/../versions.env"
 cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
 bin="$cache/bin/images-buildkit-$BUILDKIT_VERSION-registry-$REGISTRY_VERSION"
 state="$cache/images"   # shared: lock, Debian base, BuildKit's root, registry storage, stamps
 log() { echo "[images] $*" >&2; }
-die() { echo "tests/images/build.sh: $*" >&2; exit 1; }
+die() { echo "tests/harness/images/build.sh: $*" >&2; exit 1; }
 usage() { sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
 
 cmd=${1:-}; shift || true
@@ -102,7 +103,7 @@ build_tools() {
   log "tools built in $(( $(date +%s) - t0 ))s: $bin"
 }
 
-# shellcheck source=../../scripts/lib/debian-packages.sh
+# shellcheck source=../../../scripts/lib/debian-packages.sh
 source "$root/scripts/lib/debian-packages.sh"
 
 # ---- processes started in D -------------------------------------------------------------------
@@ -313,7 +314,7 @@ for f in files:
     if os.path.isfile(path):
         digest.update(f.encode() + b"\0" + open(path, "rb").read())
 print(digest.hexdigest()[:12])
-' "$root" "$root/deploy/docker/Dockerfile.dockerignore" tests/images tests/harness/versions.env
+' "$root" "$root/deploy/docker/Dockerfile.dockerignore" tests/harness/images tests/harness/versions.env
 }
 
 build_images() {

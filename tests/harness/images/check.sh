@@ -1,13 +1,13 @@
 #!/usr/bin/env bash
-# Checks the images that `tests/images/build.sh up --dir D` pushed, as a node would get them:
-# each is pulled from the registry and unpacked, then
+# Checks the images that `tests/harness/images/build.sh up --dir D` pushed, as a node would get
+# them: each is pulled from the registry and unpacked, then
 #   - operator, sidecar: at most $IMAGE_SIZE_GOAL bytes unpacked (default 20 MB); the
 #     entrypoint of the image config runs `--help` in the unpacked root (chroot, as the image's
 #     user 65532, no shell or library from this machine); the binary is lean: it loads no
 #     libstdc++, libcurl, OpenSSL, mbedTLS or cpp-httplib library (they are linked in);
 #   - trainer: nccl-allreduce and nccl-k8s-id run `--help` there, every library they load is found.
 #
-#   tests/images/check.sh --dir D
+#   tests/harness/images/check.sh --dir D
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=""

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Measures the images in their containers on the real node (numbers for tests/realnode/RESULTS.md;
-# a program that prints a table, not a test):
+# Measures the images in their containers on the real node (numbers for
+# tests/harness/realnode/RESULTS.md; a program that prints a table, not a test):
 #   - time from `kubectl apply` of the example job (deploy/examples/ncclJob.yaml, 4 pods) to all
 #     4 trainers started: first on the fresh node (the trainer image is pulled), then again;
 #   - sidecar memory in its running container while it watches (a 2-pod job whose trainers
@@ -10,15 +10,16 @@
 #     The node cannot run 800 pods (2 CPUs, maxPods 110), so these jobs ask 8 GPUs a pod, which it
 #     has none of: the pods exist and stay Pending (Unschedulable), as in bench/operator/rss.sh;
 #     the operator watches and caches all of them and their jobs, Services and ConfigMaps.
-#   tests/realnode/measure.sh [--build DIR] [--jobs N] [--replicas R]
-#   tests/realnode/measure.sh --testnode [--build DIR]   the same apply-to-trainers time on
+#   tests/harness/realnode/measure.sh [--build DIR] [--jobs N] [--replicas R]
+#   tests/harness/realnode/measure.sh --testnode [--build DIR]   the same apply-to-trainers time on
 #                                         testnode (scripts/demo.sh --keep's node), for comparison
 # Each leaves a finished example pod's YAML in DIR/measure-{realnode,testnode}-pod.yaml.
-# Needs root. Uses the images of tests/images/build.sh (NCCLOP_IMAGES_DIR, else builds/starts
-# them in DIR/measure-images) and a real node in DIR/realnode-measure (stopped at the end).
+# Needs root. Uses the images of tests/harness/images/build.sh (NCCLOP_IMAGES_DIR, else
+# builds/starts them in DIR/measure-images) and a real node in DIR/realnode-measure (stopped at the
+# end).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+root=$(cd "$here/../../.." && pwd)
 build=$root/build
 jobs=100
 replicas=8
@@ -35,9 +36,9 @@ while [ $# -gt 0 ]; do
 done
 [ "$(id -u)" = 0 ] || { echo "measure.sh: needs root" >&2; exit 1; }
 mkdir -p "$build"; build=$(cd "$build" && pwd)
-# shellcheck source=../e2e/realnode/lib.sh
+# shellcheck source=../../e2e/realnode/lib.sh
 source "$root/tests/e2e/realnode/lib.sh"
-# shellcheck source=../../bench/operator/lib.sh
+# shellcheck source=../../../bench/operator/lib.sh
 source "$root/bench/operator/lib.sh"
 row() { printf '%-62s %s\n' "$1" "$2"; }
 
@@ -65,7 +66,7 @@ if [ "$testnode" = 1 ]; then
 fi
 
 dir="$build/realnode-measure"
-trap '"$root/tests/realnode/realnode.sh" down --dir "$dir" >/dev/null 2>&1 || true; rn_images_down' EXIT
+trap '"$root/tests/harness/realnode/realnode.sh" down --dir "$dir" >/dev/null 2>&1 || true; rn_images_down' EXIT
 rn_images_up "$build/measure-images"
 rn_node_up "$dir"
 # shellcheck source=/dev/null

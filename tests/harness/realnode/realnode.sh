@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A real one-node Kubernetes cluster on this machine, for the real-node tests and the demo: the
-# local control plane (tests/controlplane) plus kube-scheduler, kube-proxy (iptables), CoreDNS
-# for cluster.local, containerd 2 with runc and the CNI bridge, and the kubelet. Every program
-# is built from its Go module at the versions pinned in tests/harness/versions.env (build.sh,
-# cached).
+# local control plane (tests/harness/controlplane) plus kube-scheduler, kube-proxy (iptables),
+# CoreDNS for cluster.local, containerd 2 with runc and the CNI bridge, and the kubelet. Every
+# program is built from its Go module at the versions pinned in tests/harness/versions.env
+# (build.sh, cached).
 #
 #   realnode.sh up --dir D                 start all, wait for the Node to be Ready, write D/env
 #   realnode.sh down --dir D               stop everything started in D, remove its containers,
