@@ -8,7 +8,7 @@
 #   deploy/render.sh           write the files
 #   deploy/render.sh --check   write nothing; exit 1 and name the files that differ
 #
-# Needs helm: $HELM, or the one tests/controlplane/build.sh builds.
+# Needs helm: $HELM, or the one tests/harness/controlplane/build.sh builds.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 chart="$root/charts/nccl-operator"
@@ -20,8 +20,8 @@ case "${1:-}" in
   *) echo "render.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
 esac
 helm=${HELM:-}
-if [ -z "$helm" ]; then helm="$("$root/tests/controlplane/build.sh" | tail -1)/helm"; fi
-[ -x "$helm" ] || { echo "render.sh: helm not found at $helm; run tests/controlplane/build.sh or set HELM" >&2; exit 1; }
+if [ -z "$helm" ]; then helm="$("$root/tests/harness/controlplane/build.sh" | tail -1)/helm"; fi
+[ -x "$helm" ] || { echo "render.sh: helm not found at $helm; run tests/harness/controlplane/build.sh or set HELM" >&2; exit 1; }
 
 readonly operator_namespace=nccl-system
 readonly kube_version=1.35.0   # any version the chart's kubeVersion accepts; the output does not depend on it

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Records the seed corpora's real objects from a local control plane (tests/controlplane): a pod
-# watch stream and list (informer), an NcclJob with a status, the job's ConfigMap, a pod with the
-# id annotations, the control plane's kubeconfig (its key material cut to a few bytes). Writes
+# Records the seed corpora's real objects from a local control plane (tests/harness/controlplane):
+# a pod watch stream and list (informer), an NcclJob with a status, the job's ConfigMap, a pod with
+# the id annotations, the control plane's kubeconfig (its key material cut to a few bytes). Writes
 # fuzz/corpus/<target>/recorded-*; run it again when the objects' shapes change.
 #
 #   fuzz/record-seeds.sh
@@ -9,8 +9,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 case "${1:-}" in -h|--help) sed -n '2,7p' "$0"; exit 0 ;; esac
 dir=$(mktemp -d)
-trap '"$root/tests/controlplane/controlplane.sh" down --dir "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
-"$root/tests/controlplane/controlplane.sh" up --dir "$dir" >/dev/null
+trap '"$root/tests/harness/controlplane/controlplane.sh" down --dir "$dir" >/dev/null 2>&1 || true; rm -rf "$dir"' EXIT
+"$root/tests/harness/controlplane/controlplane.sh" up --dir "$dir" >/dev/null
 # shellcheck disable=SC1091
 source "$dir/env"
 k() { "$CONTROLPLANE_BIN/kubectl" "$@"; }

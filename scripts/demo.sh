@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The demo on a fresh machine: builds everything, starts the local control plane and a local
-# node (tests/node: pods run as processes in network namespaces; no Docker, no GPU), installs
-# the operator with Helm, applies deploy/examples/ncclJob.yaml and shows the job succeed:
+# node (tests/harness/node: pods run as processes in network namespaces; no Docker, no GPU),
+# installs the operator with Helm, applies deploy/examples/ncclJob.yaml and shows the job succeed:
 # kubectl get nj, its conditions, its events and every rank's log lines. Tears everything
 # down at the end unless --keep (then: source DIR/env; $CONTROLPLANE_BIN/kubectl get nj;
 # scripts/demo.sh --down).
@@ -9,9 +9,10 @@
 #   scripts/demo.sh [--real-node] [--keep] [--dir DIR] [--build-dir DIR] [--no-build]
 #   scripts/demo.sh --down [--dir DIR]
 #     --real-node  run it on a real kubelet with containerd, runc, CNI, kube-scheduler, kube-proxy
-#                  and CoreDNS (tests/realnode, state in DIR/realnode), in containers of the images
-#                  built from deploy/docker/Dockerfile (tests/images, registry in DIR/images; a
-#                  source change rebuilds their C++) and installed as the README says (needs root)
+#                  and CoreDNS (tests/harness/realnode, state in DIR/realnode), in containers of
+#                  the images built from deploy/docker/Dockerfile (tests/harness/images, registry
+#                  in DIR/images; a source change rebuilds their C++) and installed as the README
+#                  says (needs root)
 #     --keep       leave the control plane and the node running after the demo
 #     --down       stop a demo that --keep left running in DIR (node, then control plane), exit
 #     --dir        control plane and node state (default .demo); the node's pid is DIR/node.pid
@@ -61,7 +62,7 @@ show() {
   esac
 }
 
-cp_sh="$root/tests/controlplane/controlplane.sh"
+cp_sh="$root/tests/harness/controlplane/controlplane.sh"
 node_pid_file() { echo "$dir/node.pid"; }
 # node_alive <pid>: the pid is still a testnode (not a number the kernel has reused). Reads /proc
 # rather than kill -0, which fails with EPERM for a node that sudo started as root.
@@ -130,11 +131,11 @@ if [ "$down" -eq 1 ]; then
   stopped_real=0
   if [ -f "$dir/realnode/env" ] || [ -f "$dir/realnode/kubelet.pid" ]; then
     echo "demo: --down: stopping the real node in $dir/realnode"
-    "${sudo[@]}" "$root/tests/realnode/realnode.sh" down --dir "$dir/realnode"; stopped_real=1
+    "${sudo[@]}" "$root/tests/harness/realnode/realnode.sh" down --dir "$dir/realnode"; stopped_real=1
   fi
   if [ -f "$dir/images/registry.pid" ]; then
     echo "demo: --down: stopping the image registry in $dir/images"
-    "${sudo[@]}" "$root/tests/images/build.sh" down --dir "$dir/images"; stopped_real=1
+    "${sudo[@]}" "$root/tests/harness/images/build.sh" down --dir "$dir/images"; stopped_real=1
   fi
   stop_demo "--down" || [ "$stopped_real" = 1 ] || echo "demo: nothing was running in $dir"
   exit 0
@@ -173,14 +174,14 @@ run_example() {
 }
 
 # The demo on a real node (--real-node): its own control plane and node in $dir/realnode, the
-# images of deploy/docker/Dockerfile built by tests/images/build.sh and served by its loopback
-# registry ($dir/images), the README's install commands.
+# images of deploy/docker/Dockerfile built by tests/harness/images/build.sh and served by its
+# loopback registry ($dir/images), the README's install commands.
 real_node_demo() {
-  local rn="$root/tests/realnode/realnode.sh"
+  local rn="$root/tests/harness/realnode/realnode.sh"
   "$rn" down --dir "$dir/realnode" >/dev/null 2>&1 || true   # an earlier --keep
   # shellcheck source=../tests/e2e/realnode/lib.sh
   source "$root/tests/e2e/realnode/lib.sh"
-  phase "images (tests/images/build.sh: deploy/docker/Dockerfile built by BuildKit, pushed to a loopback registry; cached)"
+  phase "images (tests/harness/images/build.sh: deploy/docker/Dockerfile built by BuildKit, pushed to a loopback registry; cached)"
   NCCLOP_IMAGES_DIR="" rn_images_up "$dir/images"
   cat "$dir/images/images.txt"
   if [ "$keep" -eq 1 ]; then
@@ -188,7 +189,7 @@ real_node_demo() {
   else
     trap 'phase "tear down"; "$rn" down --dir "$dir/realnode"; rn_images_down; echo "demo took $(( $(date +%s) - t0 ))s in all"' EXIT
   fi
-  phase "real node (tests/realnode: control plane, kubelet, containerd, runc, CNI, kube-scheduler, kube-proxy, CoreDNS)"
+  phase "real node (tests/harness/realnode: control plane, kubelet, containerd, runc, CNI, kube-scheduler, kube-proxy, CoreDNS)"
   rn_node_up "$dir/realnode"
   # shellcheck source=/dev/null
   source "$dir/realnode/env"
@@ -229,8 +230,8 @@ else
   trap teardown EXIT
 fi
 
-phase "local node (tests/node; images map to $build)"
-node_bin=$("$root/tests/node/build.sh" | tail -1)
+phase "local node (tests/harness/node; images map to $build)"
+node_bin=$("$root/tests/harness/node/build.sh" | tail -1)
 # A ready file left by an earlier run (--keep, or a node killed hard) would pass the wait below
 # before this node has registered.
 "${sudo[@]}" rm -f "$dir/node/ready"

@@ -10,12 +10,10 @@
 #
 #   scripts/install-torch.sh            # prints the directory
 set -euo pipefail
-readonly TORCH_VERSION=2.11.0
-# What torch 2.11.0 resolved to on 2026-12-01, pinned so the cache key says everything; torch
-# pins its NVIDIA wheels itself. numpy only silences torch's warning at import.
-readonly PINS="torch==$TORCH_VERSION numpy==2.3.5 sympy==1.14.0 mpmath==1.3.0 networkx==3.6.1 jinja2==3.1.6
-markupsafe==3.0.4 filelock==4.3.1 fsspec==2026.9.0 typing-extensions==4.16.0 setuptools==81.0.0
-cuda-toolkit==13.0.2 cuda-bindings==13.5.0 cuda-pathfinder==1.9.1"
+# TORCH_VERSION and TORCH_PINS (torch and every dependency, as resolved): the cache key.
+# shellcheck source=../tests/harness/versions.env
+source "$(dirname "$0")/../tests/harness/versions.env"
+readonly PINS=$TORCH_PINS
 python=/usr/bin/python3
 [ -x "$python" ] || python=python3
 pyver=$("$python" -c 'import sys; print(f"cp{sys.version_info[0]}{sys.version_info[1]}")')

@@ -45,15 +45,15 @@ if [ -x "$root/scripts/install-nvidia-wheels.sh" ]; then
 fi
 
 log "control plane binaries (cached by version)"
-"$root/tests/controlplane/build.sh" >/dev/null
+"$root/tests/harness/controlplane/build.sh" >/dev/null
 log "the local test node (cached by a hash of its sources)"
-"$root/tests/node/build.sh" >/dev/null
+"$root/tests/harness/node/build.sh" >/dev/null
 log "Kueue for the shared-cluster tests (cached by version)"
-"$root/tests/kueue/build.sh" >/dev/null
+"$root/tests/harness/kueue/build.sh" >/dev/null
 log "KWOK for the scale bench (cached by version)"
 "$root/bench/scale/build.sh" >/dev/null
 log "the real node: kubelet, kube-scheduler, kube-proxy, containerd, runc, CNI plugins, CoreDNS (cached by version)"
-"$root/tests/realnode/build.sh" >/dev/null
+"$root/tests/harness/realnode/build.sh" >/dev/null
 
 if [ "$do_build" -eq 1 ]; then
   log "building into $build_dir"

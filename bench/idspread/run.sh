@@ -8,7 +8,7 @@
 #   bench/idspread/run.sh BUILD_DIR [N ...]        (default N: 4 32 128 512 1000)
 #
 # BUILD_DIR holds sidecar/nccl-sidecar, operator/nccl-operator and bench/idspread/idspread_probe.
-# torch comes from bench/idspread/.venv (made on first use, pinned below).
+# torch comes from bench/idspread/.venv (made on first use; pinned in tests/harness/versions.env).
 # Every sidecar is its own process with its own TokenRequest token of the job's ServiceAccount.
 # Env: IDSPREAD_REPEATS (runs per N and path, default 3), IDSPREAD_KEEP=1 keeps the work dir,
 # IDSPREAD_PERF=1 records the whole machine (perf, cpu-clock, call graphs) while the sidecars
@@ -19,7 +19,9 @@ sizes=("$@"); [ ${#sizes[@]} -gt 0 ] || sizes=(4 32 128 512 1000)
 repeats=${IDSPREAD_REPEATS:-3}
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
-torch_version=2.15.0
+# shellcheck source=../../tests/harness/versions.env
+source "$repo/tests/harness/versions.env"
+torch_version=$IDSPREAD_TORCH_VERSION
 sidecar=$build/sidecar/nccl-sidecar
 operator=$build/operator/nccl-operator
 probe=$build/bench/idspread/idspread_probe
@@ -45,14 +47,14 @@ stop_sidecars() {
 cleanup() {
   stop_sidecars
   [ -n "$operator_pid" ] && kill "$operator_pid" 2>/dev/null || true
-  "$repo/tests/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
+  "$repo/tests/harness/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
   [ "${IDSPREAD_KEEP:-0}" = 1 ] || [ "${IDSPREAD_PERF:-0}" = 1 ] || rm -rf "$work"
 }
 trap cleanup EXIT
 
 # 1000 watchers and a burst of 1000 LISTs: more in-flight requests than the default 400.
 CONTROLPLANE_APISERVER_FLAGS="--max-requests-inflight=3000 --max-mutating-requests-inflight=1000 ${CONTROLPLANE_APISERVER_FLAGS:-}" \
-  "$repo/tests/controlplane/controlplane.sh" up --dir "$cp_dir" >"$work/controlplane.log" 2>&1
+  "$repo/tests/harness/controlplane/controlplane.sh" up --dir "$cp_dir" >"$work/controlplane.log" 2>&1
 # shellcheck source=/dev/null
 source "$cp_dir/env"
 kc() { "$CONTROLPLANE_BIN/kubectl" --kubeconfig "$cp_dir/kubeconfig" "$@"; }

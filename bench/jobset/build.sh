@@ -1,12 +1,15 @@
 #!/usr/bin/env bash
-# Builds the JobSet controller manager from its Go module at $JOBSET_VERSION (default
-# v0.11.1: the release on k8s.io/* v0.35, matching the local control plane's v1.35) through a
-# throw-away wrapper module. Output is cached per version under $NCCLOP_CACHE (default
+# Builds the JobSet controller manager from its Go module at $JOBSET_VERSION (default: the pin in
+# tests/harness/versions.env, the release on k8s.io/* v0.35 that matches the local control
+# plane's v1.35) through a throw-away wrapper module. Output is cached per version under $NCCLOP_CACHE (default
 # ~/.cache/nccl-operator); a second run returns at once. Prints the directory that holds
 # `jobset-manager` and `crds/` (its CRDs from config/components/crd/bases) on its last line.
 # Nothing of JobSet is ever copied into this repository.
 set -euo pipefail
-version=${JOBSET_VERSION:-v0.11.1}
+requested=${JOBSET_VERSION:-}
+# shellcheck source=../../tests/harness/versions.env
+source "$(dirname "$0")/../../tests/harness/versions.env"
+version=${requested:-$JOBSET_VERSION}
 cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
 out="$cache/bin/jobset-$version"
 if [ -x "$out/jobset-manager" ] && [ -d "$out/crds" ]; then echo "$out"; exit 0; fi

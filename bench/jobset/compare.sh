@@ -42,14 +42,14 @@ rules:
 YAML
 cp_dir=$work/cp
 CONTROLPLANE_APISERVER_FLAGS="--audit-policy-file=$work/audit-policy.yaml --audit-log-path=$audit --audit-log-format=json --audit-log-maxsize=0" \
-  "$root/tests/controlplane/controlplane.sh" up --dir "$cp_dir" >/dev/null
+  "$root/tests/harness/controlplane/controlplane.sh" up --dir "$cp_dir" >/dev/null
 # shellcheck source=/dev/null
 source "$cp_dir/env"
 k() { "$CONTROLPLANE_BIN/kubectl" --kubeconfig "$cp_dir/kubeconfig" "$@"; }
 pid=""
 cleanup() {
   [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
-  "$root/tests/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
+  "$root/tests/harness/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT

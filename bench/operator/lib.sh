@@ -1,5 +1,5 @@
 # Sourced by the operator memory measurements (bench/operator/rss.sh on the test control plane,
-# tests/realnode/measure.sh in its container on the real node): the same load and the same
+# tests/harness/realnode/measure.sh in its container on the real node): the same load and the same
 # readings of a process.
 #
 #   load_manifests <jobs> <replicas> <image>   NcclJobs job-0..job-<jobs-1> of <replicas> pods

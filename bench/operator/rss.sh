@@ -26,7 +26,7 @@ cp_dir=${NCCLOP_TEST_CONTROLPLANE_DIR:-}
 own_cp=0
 if [ -z "$cp_dir" ]; then
   cp_dir=$(mktemp -d); own_cp=1
-  "$root/tests/controlplane/controlplane.sh" up --dir "$cp_dir" >/dev/null
+  "$root/tests/harness/controlplane/controlplane.sh" up --dir "$cp_dir" >/dev/null
 fi
 # shellcheck source=/dev/null
 source "$cp_dir/env"
@@ -36,7 +36,7 @@ log=$(mktemp)
 cleanup() {
   [ -n "${pid:-}" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null || true
   k delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
-  [ "$own_cp" = 1 ] && "$root/tests/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
+  [ "$own_cp" = 1 ] && "$root/tests/harness/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
   rm -f "$log"
 }
 trap cleanup EXIT

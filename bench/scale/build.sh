@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds KWOK (sigs.k8s.io/kwok: fake nodes and the lifecycle of their pods, driven by Stage
-# objects) from its Go module at $KWOK_VERSION (default v0.8.0) through a throw-away wrapper
-# module. Cached per version under $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run
+# objects) from its Go module at $KWOK_VERSION (default: the pin in tests/harness/versions.env)
+# through a throw-away wrapper module. Cached per version under $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run
 # returns at once. Prints the directory that holds `kwok` and `crds/` (its Stage CRD and the
 # other CRDs it watches) on its last line. Nothing of KWOK is copied into this repository.
 set -euo pipefail
@@ -9,7 +9,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../../scripts/lib/go-module.sh
 source "$here/../../scripts/lib/go-module.sh"
 go_module_who=kwok-build
-version=${KWOK_VERSION:-v0.8.0}
+requested=${KWOK_VERSION:-}
+# shellcheck source=../../tests/harness/versions.env
+source "$here/../../tests/harness/versions.env"
+version=${requested:-$KWOK_VERSION}
 out="$go_module_cache/bin/kwok-$version"
 if [ -x "$out/kwok" ] && [ -d "$out/crds" ]; then echo "$out"; exit 0; fi
 

@@ -1,5 +1,5 @@
 """A small HTTPS client of the Kubernetes API for the scale bench: requests and watches with the
-control plane's admin client certificate (tests/controlplane writes it under <dir>/pki). One
+control plane's admin client certificate (tests/harness/controlplane writes it under <dir>/pki). One
 connection per thread; the bench needs nothing else, so it does not depend on a client library."""
 
 import http.client

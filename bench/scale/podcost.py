@@ -245,7 +245,7 @@ def table(results):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--controlplane", required=True, help="the control plane's dir (tests/controlplane)")
+    p.add_argument("--controlplane", required=True, help="the control plane's dir (tests/harness/controlplane)")
     p.add_argument("--operator", required=True, help="the nccl-operator binary")
     p.add_argument("--jobset-dir", help="bench/jobset/build.sh's output dir (for the jobset shape)")
     p.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {','.join(SHAPES)}")

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The scale bench (issue 19): our real control plane (tests/controlplane: etcd, kube-apiserver,
-# kube-controller-manager) plus kube-scheduler and KWOK (sigs.k8s.io/kwok, built by build.sh)
-# with N fake nodes of 8 nvidia.com/gpu each, whose pods KWOK moves Running and then
+# The scale bench (issue 19): our real control plane (tests/harness/controlplane: etcd,
+# kube-apiserver, kube-controller-manager) plus kube-scheduler and KWOK (sigs.k8s.io/kwok, built by
+# build.sh) with N fake nodes of 8 nvidia.com/gpu each, whose pods KWOK moves Running and then
 # Succeeded/Failed on cue (stages.yaml); nccl-operator (and JobSet, bench/jobset/build.sh) as a
 # process. Runs the scenarios of scale.py at 1x and 10x and writes results.jsonl, a Markdown
 # table (table.md) and, with --plot, scale.png into --out.
@@ -67,7 +67,7 @@ pids=()
 cleanup() {
   local p
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null || true; done
-  "$root/tests/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
+  "$root/tests/harness/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -90,7 +90,7 @@ YAML
 audit=$work/audit.log
 CONTROLPLANE_APISERVER_FLAGS="--audit-policy-file=$work/audit-policy.yaml --audit-log-path=$audit --audit-log-format=json --audit-log-maxsize=100000" \
 CONTROLPLANE_CONTROLLER_MANAGER_FLAGS="--kube-api-qps=200 --kube-api-burst=400" \
-  "$root/tests/controlplane/controlplane.sh" up --dir "$cp_dir" >/dev/null
+  "$root/tests/harness/controlplane/controlplane.sh" up --dir "$cp_dir" >/dev/null
 # shellcheck source=/dev/null
 source "$cp_dir/env"
 k() { "$CONTROLPLANE_BIN/kubectl" --kubeconfig "$cp_dir/kubeconfig" "$@"; }

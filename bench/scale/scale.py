@@ -622,7 +622,7 @@ def make_nodes(args):
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("command", choices=["nodes", "big", "many", "churn"])
-    p.add_argument("--controlplane", required=True, help="the control plane's dir (tests/controlplane)")
+    p.add_argument("--controlplane", required=True, help="the control plane's dir (tests/harness/controlplane)")
     p.add_argument("--controller", choices=["operator", "jobset"], default="operator")
     p.add_argument("--operator", help="the nccl-operator binary")
     p.add_argument("--jobset-dir", help="bench/jobset/build.sh's output dir")

@@ -1,5 +1,5 @@
 # Sourced by scripts that need Debian packages on the machine (setup.sh, fuzz.sh,
-# tests/images/build.sh).
+# tests/harness/images/build.sh).
 #
 #   debian_install_missing <who> <package>...   installs those of the packages that are not
 #                                               installed (apt-get, as root or through sudo),

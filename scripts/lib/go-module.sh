@@ -1,6 +1,6 @@
 # Sourced by the scripts that build a program from a public Go module at a pinned version
-# (tests/kueue/build.sh, bench/scale/build.sh), through a throw-away wrapper module, with the
-# machine's Go (GOTOOLCHAIN=local), static (CGO_ENABLED=0) and with -trimpath. Nothing of the
+# (tests/harness/kueue/build.sh, bench/scale/build.sh), through a throw-away wrapper module, with
+# the machine's Go (GOTOOLCHAIN=local), static (CGO_ENABLED=0) and with -trimpath. Nothing of the
 # module is copied into this repository; what is built is cached per version by the caller.
 #
 #   go_module_cache                  the cache dir, $NCCLOP_CACHE or ~/.cache/nccl-operator

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures the resident memory of nccl-sidecar: an idle standalone root, and a worker that
-# watches its ConfigMap on a real kube-apiserver (tests/controlplane) with a ServiceAccount
+# watches its ConfigMap on a real kube-apiserver (tests/harness/controlplane) with a ServiceAccount
 # token, before and after the id is published and served.
 #
 #   sidecar/scripts/measure_rss.sh BUILD_DIR [--by-mapping]
@@ -20,7 +20,7 @@ cp_dir=$work/controlplane
 pids=()
 cleanup() {
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; done
-  "$here/tests/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
+  "$here/tests/harness/controlplane/controlplane.sh" down --dir "$cp_dir" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -56,7 +56,7 @@ probe=$(port_of "$work/root.log" probe_listen); wait_http "http://127.0.0.1:$pro
 report "standalone root, idle" "$root"
 
 # 2. A worker watching its ConfigMap on a real API server.
-"$here/tests/controlplane/controlplane.sh" up --dir "$cp_dir" >/dev/null 2>&1
+"$here/tests/harness/controlplane/controlplane.sh" up --dir "$cp_dir" >/dev/null 2>&1
 # shellcheck source=/dev/null
 source "$cp_dir/env"
 k() { "$CONTROLPLANE_BIN/kubectl" --kubeconfig "$cp_dir/kubeconfig" -n rss "$@"; }

@@ -29,7 +29,7 @@ Per-job kinds hit every job of the run; the others hit the cluster once per run.
 twice in --kinds runs twice as often (e.g. to give the quick kinds their counts cheaply).
 
 Needs root (network namespaces), the build's nccl-operator, nccl-sidecar and nccl-allreduce, and
-the pinned control plane (tests/controlplane/build.sh). Local only: loopback and the bridge tnc<--bridge-index>.
+the pinned control plane (tests/harness/controlplane/build.sh). Local only: loopback and the bridge tnc<--bridge-index>.
 Exit status 1 when an invariant failed in any run."""
 import argparse
 import json

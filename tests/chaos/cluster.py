@@ -1,6 +1,6 @@
 """The parts the chaos harness and the soak run against, all real and local: a control plane of
-their own (tests/controlplane, with an audit log of every pod create), one testnode that runs
-pods as processes in network namespaces, and nccl-operator as a host process that can be
+their own (tests/harness/controlplane, with an audit log of every pod create), one testnode that
+runs pods as processes in network namespaces, and nccl-operator as a host process that can be
 SIGKILLed and SIGSTOPped. Nothing here fakes a part; it only starts, stops and reads them."""
 import json
 import os
@@ -111,7 +111,7 @@ class Cluster:
         return e
 
     def controlplane(self, command):
-        subprocess.run([f"{ROOT}/tests/controlplane/controlplane.sh", command, "--dir", self.cp_dir],
+        subprocess.run([f"{ROOT}/tests/harness/controlplane/controlplane.sh", command, "--dir", self.cp_dir],
                        env=self.cp_env(), check=True, stdout=subprocess.DEVNULL)
 
     def apiserver_pid(self):
@@ -137,7 +137,7 @@ class Cluster:
 
     # ---- node
     def start_node(self):
-        binary = subprocess.run([f"{ROOT}/tests/node/build.sh"], check=True, capture_output=True,
+        binary = subprocess.run([f"{ROOT}/tests/harness/node/build.sh"], check=True, capture_output=True,
                                 text=True).stdout.strip().splitlines()[-1]
         image_map = f"nccl-sidecar:*={self.build}/sidecar,nccl-trainer:*={self.build}/runtime"
         if os.path.exists(f"{self.state}/ready"):
@@ -284,5 +284,5 @@ class Cluster:
             os.kill(self.apiserver_pid(), signal.SIGCONT)
         except (OSError, ValueError):
             pass
-        subprocess.run([f"{ROOT}/tests/controlplane/controlplane.sh", "down", "--dir", self.cp_dir],
+        subprocess.run([f"{ROOT}/tests/harness/controlplane/controlplane.sh", "down", "--dir", self.cp_dir],
                        env=self.cp_env(), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)

@@ -1,5 +1,5 @@
 # Shared by the end-to-end flow tests (tests/e2e/flow) and scripts/demo.sh: a local node
-# (tests/node) that runs the operator installed by Helm, the sidecars and the trainers as
+# (tests/harness/node) that runs the operator installed by Helm, the sidecars and the trainers as
 # processes in network namespaces. Source it, then set: kubectl, helm, build (the build dir).
 flow_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 
@@ -12,7 +12,7 @@ flow_image_map() {
 # Starts testnode in the background (pid in $node_pid) and waits until the Node is Ready.
 flow_start_node() {
   local node=$1 bridge=$2 cidr=$3 state=$4 schedule=$5 logf=$6 bin
-  bin=$("$flow_root/tests/node/build.sh" | tail -1)
+  bin=$("$flow_root/tests/harness/node/build.sh" | tail -1)
   rm -f "$state/ready"   # one left by an earlier run would end the wait before this node registers
   # shellcheck disable=SC2086 # FLOW_NODE_FLAGS: extra testnode flags, word-split on purpose
   "$bin" --node-name "$node" --schedule="$schedule" --port 0 --state-dir "$state" ${FLOW_NODE_FLAGS:-} \

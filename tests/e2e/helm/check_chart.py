@@ -3,7 +3,7 @@
 rendered objects must hold: which kinds exist, least-privilege rules, a non-root read-only
 operator container with probes, and that each value reaches the operator's flags.
 
-  check_chart.py            (helm from $NCCLOP_TEST_HELM, else tests/controlplane/build.sh)
+  check_chart.py            (helm from $NCCLOP_TEST_HELM, else tests/harness/controlplane/build.sh)
 """
 import os
 import re
@@ -58,7 +58,7 @@ def check(condition, message):
 def helm_binary():
     if os.environ.get("NCCLOP_TEST_HELM"):
         return os.environ["NCCLOP_TEST_HELM"]
-    out = subprocess.run([str(ROOT / "tests/controlplane/build.sh")], check=True,
+    out = subprocess.run([str(ROOT / "tests/harness/controlplane/build.sh")], check=True,
                          capture_output=True, text=True).stdout
     return str(Path(out.strip().splitlines()[-1]) / "helm")
 

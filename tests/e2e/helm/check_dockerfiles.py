@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
-"""Reads deploy/docker/Dockerfile (no builder needed; tests/images builds and runs the images)
-and asserts what can be known without building: no `# syntax=` line (it makes BuildKit fetch a
-frontend image), the base images are build arguments whose defaults are the public names, one
-build stage from ${BUILD_IMAGE} installs only packages scripts/setup.sh also installs, the
-targets operator and sidecar are FROM scratch and trainer FROM ${TRAINER_BASE_IMAGE}, every
-COPY from the build context names a path that exists, each target runs as a numeric non-root
-user with an exec-form ENTRYPOINT or CMD, every binary staged out of the build stage is one
-CMake builds, and the READMEs' build commands name these targets."""
+"""Reads deploy/docker/Dockerfile (no builder needed; tests/harness/images builds and runs the
+images) and asserts what can be known without building: no `# syntax=` line (it makes BuildKit
+fetch a frontend image), the base images are build arguments whose defaults are the public names,
+one build stage from ${BUILD_IMAGE} installs only packages scripts/setup.sh also installs, the
+targets operator and sidecar are FROM scratch and trainer FROM ${TRAINER_BASE_IMAGE}, every COPY
+from the build context names a path that exists, each target runs as a numeric non-root user with
+an exec-form ENTRYPOINT or CMD, every binary staged out of the build stage is one CMake builds,
+and the READMEs' build commands name these targets."""
 import re
 import shlex
 import sys

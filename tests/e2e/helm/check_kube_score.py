@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""kube-score (github.com/zegl/kube-score, pinned in tests/controlplane/versions.env) on what
+"""kube-score (github.com/zegl/kube-score, pinned in tests/harness/versions.env) on what
 the operator sets: the rendered chart, and the objects a running operator makes for the jobs of
 deploy/examples (pods, Service, RBAC). No finding may concern the operator's own part; the
 findings left (the user's trainer container, the namespace's network policy, one replica by
@@ -103,7 +103,7 @@ def operator_objects(kubectl, ns):
 
 
 def main():
-    binary = run(str(ROOT / "tests/kubescore/build.sh")).strip().splitlines()[-1]
+    binary = run(str(ROOT / "tests/harness/kubescore/build.sh")).strip().splitlines()[-1]
     helm, kubectl = os.environ["NCCLOP_TEST_HELM"], os.environ["NCCLOP_TEST_KUBECTL"]
     os.environ["KUBECONFIG"] = os.environ["NCCLOP_TEST_KUBECONFIG"]
     findings = []

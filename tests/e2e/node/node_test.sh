@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The local node (tests/node/testnode) runs pods against the shared control plane fixture:
+# The local node (tests/harness/node/testnode) runs pods against the shared control plane fixture:
 #  - a pod with a native sidecar (python http.server, startup + readiness probes) and a main
 #    container (/bin/sh): env from the downward API and $(VAR) expansion, the ServiceAccount
 #    token mounted, its own IP on eth0, the sidecar reachable on localhost, the API server
@@ -22,7 +22,7 @@ export KUBECONFIG=$NCCLOP_TEST_KUBECONFIG
 kubectl=$NCCLOP_TEST_KUBECTL
 pki=$NCCLOP_TEST_CONTROLPLANE_DIR/pki
 
-bin=$("$root/tests/node/build.sh" | tail -1)
+bin=$("$root/tests/harness/node/build.sh" | tail -1)
 id="$$"
 node="node-e2e-$id"
 ns="node-e2e-$id"

@@ -3,7 +3,7 @@
 # rn_images_up before realnode.sh up, the rest after `source D/env`.
 rn_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)
 
-# The images: those tests/images/build.sh builds from deploy/docker/Dockerfile and serves on
+# The images: those tests/harness/images/build.sh builds from deploy/docker/Dockerfile and serves on
 # a loopback registry. The CTest fixture "images" (images.up) has built them and left the
 # registry running when NCCLOP_IMAGES_DIR/registry.env exists: used as it is. Otherwise
 # `build.sh up --dir <dir>` here (cached: seconds when the inputs are unchanged, the image
@@ -15,15 +15,15 @@ rn_images_up() {  # rn_images_up <dir used when there is no fixture>
   rn_own_images_dir=""
   if [ -z "$d" ] || [ ! -f "$d/registry.env" ]; then
     d=$1 rn_own_images_dir=$1
-    "$rn_root/tests/images/build.sh" up --dir "$d" >&2
+    "$rn_root/tests/harness/images/build.sh" up --dir "$d" >&2
   fi
   # shellcheck source=/dev/null
   source "$d/registry.env"
   curl -sf -o /dev/null "http://$REGISTRY/v2/" \
-    || { echo "no registry answers at $REGISTRY ($d/registry.env): tests/images/build.sh up --dir $d" >&2; return 1; }
+    || { echo "no registry answers at $REGISTRY ($d/registry.env): tests/harness/images/build.sh up --dir $d" >&2; return 1; }
   export REALNODE_REGISTRY=$REGISTRY
 }
-rn_images_down() { [ -z "${rn_own_images_dir:-}" ] || "$rn_root/tests/images/build.sh" down --dir "$rn_own_images_dir" >&2 || true; }
+rn_images_down() { [ -z "${rn_own_images_dir:-}" ] || "$rn_root/tests/harness/images/build.sh" down --dir "$rn_own_images_dir" >&2 || true; }
 
 # realnode.sh up --dir <dir>, under a lock for this machine: one real node per machine (its
 # interfaces and iptables chains are fixed), so a second run (another checkout's tests) waits
@@ -36,7 +36,7 @@ rn_node_up() {  # rn_node_up <dir>
     echo "waiting for another real node on this machine to stop (lock $lock)" >&2
     flock -w 1200 "$rn_lock_fd" || { echo "another real node still runs after 20 min (lock $lock)" >&2; return 1; }
   fi
-  "$rn_root/tests/realnode/realnode.sh" up --dir "$1" {rn_lock_fd}>&-
+  "$rn_root/tests/harness/realnode/realnode.sh" up --dir "$1" {rn_lock_fd}>&-
 }
 
 # The README's "Install on a real cluster", as written there (REG from registry.env; the chart's

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The real-node tier: a real kubelet with containerd and runc, kube-scheduler, kube-proxy and
-# CoreDNS (tests/realnode/realnode.sh) run the images built from deploy/docker/Dockerfile
-# (tests/images/build.sh, pulled from its loopback registry): the operator installed by the
+# CoreDNS (tests/harness/realnode/realnode.sh) run the images built from deploy/docker/Dockerfile
+# (tests/harness/images/build.sh, pulled from its loopback registry): the operator installed by the
 # README's `helm install`, NcclJobs in real containers.
 #   - the operator, the injected sidecar and the trainers run the registry's images (the digest in
 #     the kubelet's imageID is the registry's);
@@ -17,8 +17,8 @@
 #     does not exist, a pod that asks more CPU than the node has: kubectl get nj (Reason) and
 #     kubectl describe nj name the pod and the cluster's reason within seconds.
 # Needs root (skips with 77 otherwise). Env: NCCLOP_BUILD_DIR (default build/); NCCLOP_IMAGES_DIR:
-# a running images fixture (CTest's images.up), else tests/images/build.sh up runs here. One real
-# node per machine: a second run waits for the first (lib.sh rn_node_up).
+# a running images fixture (CTest's images.up), else tests/harness/images/build.sh up runs here.
+# One real node per machine: a second run waits for the first (lib.sh rn_node_up).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -31,7 +31,7 @@ source "$here/lib.sh"
 # REALNODE_KEEP=1 leaves the node up for a look (then: realnode.sh down --dir build/realnode).
 cleanup() {
   [ "${REALNODE_KEEP:-0}" = 1 ] && return
-  "$root/tests/realnode/realnode.sh" down --dir "$dir" || true
+  "$root/tests/harness/realnode/realnode.sh" down --dir "$dir" || true
   rn_images_down
 }
 trap cleanup EXIT

@@ -108,7 +108,7 @@ class KubeIntegrationTest : public ::testing::Test {
   }
 
   void RestartApiServer() {
-    const std::string cmd = std::string(KUBE_SOURCE_DIR) + "/tests/controlplane/restart-apiserver.sh --dir " + dir_;
+    const std::string cmd = std::string(KUBE_SOURCE_DIR) + "/tests/harness/controlplane/restart-apiserver.sh --dir " + dir_;
     ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
   }
 

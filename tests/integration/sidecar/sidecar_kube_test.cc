@@ -438,7 +438,7 @@ TEST_F(SidecarKubeTest, CarriesOnAcrossAnApiServerRestart) {
 
   // The watch breaks while the API server is away; the sidecar reconnects with backoff and
   // still sees the publication made after it came back.
-  std::string restart = std::string(NCCLOP_SOURCE_DIR) + "/tests/controlplane/restart-apiserver.sh --dir " +
+  std::string restart = std::string(NCCLOP_SOURCE_DIR) + "/tests/harness/controlplane/restart-apiserver.sh --dir " +
                         testsupport::ControlPlaneDir();
   auto restarted = testsupport::Run(restart);
   ASSERT_EQ(restarted.exit_code, 0) << restarted.output;

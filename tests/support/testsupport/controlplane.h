@@ -1,4 +1,4 @@
-// Helpers for tests that run against the real local control plane (tests/controlplane).
+// Helpers for tests that run against the real local control plane (tests/harness/controlplane).
 // Header-only so every test binary can use it without another library.
 #pragma once
 

@@ -1,0 +1,209 @@
+#include "desired/pod.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "container_env.h"
+#include "test_jobs.h"
+
+namespace ncclop::desired {
+namespace {
+
+using testing::EnvValue;
+
+int EnvCount(const Json& container, const std::string& name) {
+  int n = 0;
+  for (const Json& v : container["env"]) n += v["name"] == name;
+  return n;
+}
+
+TEST(Pod, BootstrapRootsAreInjectedOnlyWhenTheSpecNamesThem) {
+  auto job = testing::Job(4, 2);
+  EXPECT_EQ(EnvValue(Pod(job, 1, 1, {})["spec"]["containers"][0], "NCCLJOB_BOOTSTRAP_ROOTS"), "<absent>");
+  job.spec.bootstrap_roots = 2;
+  job.spec.bootstrap_roots_set = true;
+  Json pod = Pod(job, 1, 1, {});
+  EXPECT_EQ(EnvValue(pod["spec"]["containers"][0], "NCCLJOB_BOOTSTRAP_ROOTS"), "2");
+  EXPECT_EQ(EnvValue(pod["spec"]["initContainers"][0], "NCCLJOB_BOOTSTRAP_ROOTS"), "2");
+}
+
+TEST(Pod, CarriesIdentityLabelsHostnameAndServiceAccount) {
+  Json pod = Pod(testing::Job(), 2, 3, {});
+  EXPECT_EQ(pod["metadata"]["name"], "demo-2");
+  EXPECT_EQ(pod["metadata"]["labels"]["nccl.dev/job-name"], "demo");
+  EXPECT_EQ(pod["metadata"]["labels"]["nccl.dev/index"], "2");
+  EXPECT_EQ(pod["metadata"]["labels"]["nccl.dev/attempt"], "3");
+  EXPECT_EQ(pod["metadata"]["labels"]["team"], "a");
+  EXPECT_EQ(pod["metadata"]["annotations"]["nccl.dev/attempt"], "3");
+  EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["controller"], true);
+  EXPECT_EQ(pod["spec"]["hostname"], "demo-2");
+  EXPECT_EQ(pod["spec"]["subdomain"], "demo");
+  EXPECT_EQ(pod["spec"]["restartPolicy"], "Never");
+  EXPECT_EQ(pod["spec"]["serviceAccountName"], "demo-nccl");
+}
+
+TEST(Pod, InjectsTheSidecarAsANativeSidecar) {
+  PodOptions options;
+  options.sidecar_image = "reg/side:9";
+  Json pod = Pod(testing::Job(), 0, 1, options);
+  const Json& sidecar = pod["spec"]["initContainers"][0];
+  EXPECT_EQ(sidecar["name"], "nccl-sidecar");
+  EXPECT_EQ(sidecar["image"], "reg/side:9");
+  EXPECT_EQ(sidecar["restartPolicy"], "Always");
+  EXPECT_EQ(sidecar["readinessProbe"]["httpGet"]["path"], "/readyz");
+  EXPECT_EQ(sidecar["readinessProbe"]["httpGet"]["port"], 8472);
+  EXPECT_EQ(EnvValue(sidecar, "NCCLJOB_INDEX"), "0");
+  EXPECT_EQ(sidecar["resources"], Json::parse(R"({"requests": {"cpu": "10m", "memory": "32Mi", "ephemeral-storage": "16Mi"},
+                                                  "limits": {"cpu": "500m", "memory": "64Mi", "ephemeral-storage": "128Mi"}})"));
+  EXPECT_EQ(sidecar["imagePullPolicy"], "Always");
+}
+
+// The sidecar gets only what it reads and cannot learn otherwise (contract::env::kSidecarEnv):
+// every watcher of pods decodes each byte of every pod (bench/scale/podcost.py). Its namespace
+// is its service account's, its pod name <job>-<index>; no fieldRef is left on it.
+TEST(Pod, TheSidecarGetsOnlyWhatItReadsAndCannotLearn) {
+  api::NcclJob job = testing::Job();
+  job.spec.bootstrap_roots_set = true;
+  job.spec.bootstrap_roots = 2;
+  Json pod = Pod(job, 1, 2, {});
+  const Json& sidecar = pod["spec"]["initContainers"][0];
+  const Json& trainer = pod["spec"]["containers"][0];
+  std::vector<std::string> names;
+  for (const Json& v : sidecar["env"]) {
+    names.push_back(v["name"]);
+    EXPECT_TRUE(v.contains("value") && !v.contains("valueFrom")) << v.dump();
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"NCCLJOB_NAME", "NCCLJOB_UID", "NCCLJOB_INDEX", "NCCLJOB_REPLICAS",
+                                             "NCCLJOB_GPUS_PER_POD", "NCCLJOB_ATTEMPT", "NCCLJOB_BOOTSTRAP_ROOTS"}));
+  for (const std::string& name : names) EXPECT_EQ(EnvValue(sidecar, name), EnvValue(trainer, name)) << name;
+  // The trainer keeps the whole contract.
+  for (const char* name : {"NCCLJOB_NAMESPACE", "NCCLJOB_WORLD_SIZE", "NCCLJOB_POD_NAME", "NCCLJOB_POD_IP",
+                           "NCCLJOB_SIDECAR_URL", "NCCLJOB_INIT_TIMEOUT_SECONDS", "MASTER_ADDR", "RANK",
+                           "PADDLE_CURRENT_ENDPOINT"}) {
+    EXPECT_EQ(EnvValue(sidecar, name), "<absent>") << name;
+    EXPECT_NE(EnvValue(trainer, name), "<absent>") << name;
+  }
+  // What that saves per pod as made (the API server adds as much again in managedFields).
+  EXPECT_LT(sidecar["env"].dump().size(), 360u) << sidecar["env"].dump();
+}
+
+TEST(Pod, TheSidecarMeetsPodSecurityRestricted) {
+  const Json sc = Pod(testing::Job(), 0, 1, {})["spec"]["initContainers"][0]["securityContext"];
+  EXPECT_EQ(sc["runAsNonRoot"], true);
+  EXPECT_GT(sc["runAsUser"].get<int>(), 0);
+  EXPECT_EQ(sc["allowPrivilegeEscalation"], false);
+  EXPECT_EQ(sc["capabilities"]["drop"], Json::array({"ALL"}));
+  EXPECT_FALSE(sc["capabilities"].contains("add"));
+  EXPECT_EQ(sc["seccompProfile"]["type"], "RuntimeDefault");
+  EXPECT_EQ(sc["readOnlyRootFilesystem"], true);
+}
+
+TEST(Pod, SidecarResourcesAndPullPolicyComeFromTheOptions) {
+  PodOptions options;
+  options.sidecar_image_pull_policy = "IfNotPresent";
+  options.sidecar_resources = {.cpu_request = "20m", .memory_request = "", .ephemeral_storage_request = "",
+                               .cpu_limit = "", .memory_limit = "128Mi", .ephemeral_storage_limit = ""};
+  const Json sidecar = Pod(testing::Job(), 0, 1, options)["spec"]["initContainers"][0];
+  EXPECT_EQ(sidecar["imagePullPolicy"], "IfNotPresent");
+  EXPECT_EQ(sidecar["resources"], Json::parse(R"({"requests": {"cpu": "20m"}, "limits": {"memory": "128Mi"}})"));
+  options.sidecar_resources = {"", "", "", "", "", ""};
+  options.sidecar_image_pull_policy = "";
+  const Json bare = Pod(testing::Job(), 0, 1, options)["spec"]["initContainers"][0];
+  EXPECT_EQ(bare["resources"], Json::object());
+  EXPECT_FALSE(bare.contains("imagePullPolicy")) << "empty: the API server's default for the tag";
+}
+
+TEST(Pod, GpuLimitGoesToTheTrainerOnly) {
+  Json pod = Pod(testing::Job(4, 8), 0, 1, {});
+  EXPECT_EQ(pod["spec"]["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "8");
+  EXPECT_FALSE(pod["spec"]["containers"][1].contains("resources"));
+  Json cpu = Pod(testing::Job(4, 0), 0, 1, {});
+  EXPECT_FALSE(cpu["spec"]["containers"][0].contains("resources"));
+}
+
+TEST(Pod, TheUsersVariablesComeAfterTheContractSoTheyCanReferToIt) {
+  Json pod = Pod(testing::Job(4, 2), 1, 1, {});
+  const Json& env = pod["spec"]["containers"][0]["env"];
+  auto position = [&](const std::string& name) {
+    for (std::size_t i = 0; i < env.size(); ++i) {
+      if (env[i]["name"] == name) return static_cast<int>(i);
+    }
+    return -1;
+  };
+  ASSERT_GE(position("KEEP"), 0);
+  EXPECT_GT(position("KEEP"), position("RANK"));
+  EXPECT_GT(position("KEEP"), position("NCCLJOB_INDEX"));
+}
+
+TEST(Pod, EnvContractInEveryContainerAndItWinsOverTheUsers) {
+  Json pod = Pod(testing::Job(4, 2), 3, 2, {});
+  for (const Json& c : pod["spec"]["containers"]) {
+    EXPECT_EQ(EnvValue(c, "NCCLJOB_NAME"), "demo");
+    EXPECT_EQ(EnvValue(c, "NCCLJOB_NAMESPACE"), "ml");
+    EXPECT_EQ(EnvValue(c, "NCCLJOB_UID"), "uid-1");
+    EXPECT_EQ(EnvValue(c, "NCCLJOB_INDEX"), "3");
+    EXPECT_EQ(EnvValue(c, "NCCLJOB_REPLICAS"), "4");
+    EXPECT_EQ(EnvValue(c, "NCCLJOB_GPUS_PER_POD"), "2");
+    EXPECT_EQ(EnvValue(c, "NCCLJOB_WORLD_SIZE"), "8");
+    EXPECT_EQ(EnvValue(c, "NCCLJOB_ATTEMPT"), "2");
+    EXPECT_EQ(EnvValue(c, "NCCLJOB_SIDECAR_URL"), "http://127.0.0.1:8471");
+    EXPECT_EQ(EnvValue(c, "NCCLJOB_POD_IP"), "<from>");
+    EXPECT_EQ(EnvValue(c, "NCCLJOB_INIT_TIMEOUT_SECONDS"), "300");
+    EXPECT_EQ(EnvValue(c, "MASTER_ADDR"), "demo-0.demo.ml.svc");
+    EXPECT_EQ(EnvValue(c, "MASTER_PORT"), "29500");
+    EXPECT_EQ(EnvValue(c, "WORLD_SIZE"), "4");
+    EXPECT_EQ(EnvValue(c, "RANK"), "3");
+    EXPECT_EQ(EnvValue(c, "LOCAL_WORLD_SIZE"), "2");
+    EXPECT_EQ(EnvValue(c, "NCCL_SOCKET_IFNAME"), "<absent>");
+    EXPECT_EQ(EnvCount(c, "RANK"), 1);
+    EXPECT_EQ(EnvValue(c, "PADDLE_TRAINER_ID"), "3");
+    EXPECT_EQ(EnvValue(c, "PADDLE_TRAINERS_NUM"), "4");
+    EXPECT_EQ(EnvValue(c, "PADDLE_CURRENT_ENDPOINT"), "demo-3.demo.ml.svc:6170");
+    EXPECT_EQ(EnvValue(c, "PADDLE_TRAINER_ENDPOINTS"),
+              "demo-0.demo.ml.svc:6170,demo-1.demo.ml.svc:6170,demo-2.demo.ml.svc:6170,demo-3.demo.ml.svc:6170");
+  }
+  EXPECT_EQ(EnvValue(pod["spec"]["containers"][0], "KEEP"), "1");
+}
+
+TEST(Pod, PaddleEndpointListOnlyUpTo256Pods) {
+  Json at_limit = Pod(testing::Job(256, 1), 255, 1, {});
+  const Json& c = at_limit["spec"]["containers"][0];
+  EXPECT_EQ(EnvValue(c, "PADDLE_TRAINER_ENDPOINTS").rfind("demo-0.demo.ml.svc:6170,demo-1.", 0), 0u);
+  EXPECT_EQ(EnvValue(c, "PADDLE_CURRENT_ENDPOINT"), "demo-255.demo.ml.svc:6170");
+  Json over = Pod(testing::Job(257, 1), 256, 1, {});
+  EXPECT_EQ(EnvValue(over["spec"]["containers"][0], "PADDLE_TRAINER_ENDPOINTS"), "<absent>");
+  EXPECT_EQ(EnvValue(over["spec"]["containers"][0], "PADDLE_TRAINERS_NUM"), "257");
+}
+
+TEST(Pod, TheTrainersLastOutputBecomesItsTerminationMessageUnlessTheUserChose) {
+  Json pod = Pod(testing::Job(4, 2), 0, 1, {});
+  for (const Json& c : pod["spec"]["containers"]) {
+    if (c["name"] == "trainer") {
+      EXPECT_EQ(c.value("terminationMessagePolicy", ""), "FallbackToLogsOnError");
+    } else {
+      EXPECT_FALSE(c.contains("terminationMessagePolicy")) << c["name"];
+    }
+  }
+  api::NcclJob chosen = testing::Job(4, 2);
+  for (Json& c : chosen.spec.pod_template["spec"]["containers"]) {
+    if (c["name"] == "trainer") c["terminationMessagePolicy"] = "File";
+  }
+  Json kept = Pod(chosen, 0, 1, {});
+  for (const Json& c : kept["spec"]["containers"]) {
+    if (c["name"] == "trainer") {
+      EXPECT_EQ(c.value("terminationMessagePolicy", ""), "File");
+    }
+  }
+}
+
+TEST(Pod, SocketIfnameOnlyWhenTheSpecSetsIt) {
+  auto job = testing::Job();
+  job.spec.socket_ifname = "^docker";
+  Json pod = Pod(job, 0, 1, {});
+  EXPECT_EQ(EnvValue(pod["spec"]["containers"][0], "NCCL_SOCKET_IFNAME"), "^docker");
+}
+
+}  // namespace
+}  // namespace ncclop::desired

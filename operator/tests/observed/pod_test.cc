@@ -1,0 +1,158 @@
+// ObservePod: what the operator reads of a pod (its index, attempt, id, and why it failed or
+// cannot start).
+#include "observed/pod.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "observed/configmap.h"
+
+namespace ncclop::observed {
+namespace {
+
+using Json = nlohmann::json;
+
+TEST(ObservePod, ReadsLabelsExitCodeAndIdAnnotation) {
+  Json pod = Json::parse(R"({"metadata":{"name":"demo-0","labels":{"nccl.dev/index":"0","nccl.dev/attempt":"2"},
+      "annotations":{"nccl.dev/unique-id":"QUJD","nccl.dev/unique-id-attempt":"2"}},
+    "status":{"phase":"Running","containerStatuses":[
+      {"name":"other","state":{"terminated":{"exitCode":0}}},
+      {"name":"trainer","state":{"terminated":{"exitCode":3,"reason":"Error"}}}]}})");
+  ObservedPod p = ObservePod(pod, "trainer");
+  EXPECT_EQ(p.index, 0);
+  EXPECT_EQ(p.attempt, 2);
+  EXPECT_TRUE(p.failed);
+  EXPECT_EQ(p.trainer_exit_code, 3);
+  EXPECT_EQ(p.failure_detail, "trainer exited with code 3 (Error)");
+  EXPECT_EQ(p.unique_id, "QUJD");
+  EXPECT_EQ(p.unique_id_attempt, 2);
+}
+
+// Found by fuzz/observe_pod (regression input regression-metadata-not-an-object): fields of an
+// unexpected kind made .value() throw, which would end the operator; now they read as absent.
+TEST(ObservePod, FieldsOfTheWrongKindReadAsAbsentInsteadOfThrowing) {
+  for (const char* text : {R"("a pod")", R"({"metadata":"x","status":[]})",
+                           R"({"metadata":{"labels":7,"annotations":[]},"status":{"conditions":{}}})",
+                           R"({"status":{"containerStatuses":[7,{"name":"trainer","state":[]}]}})",
+                           R"({"status":{"initContainerStatuses":[{"name":"init","state":{"terminated":"x"}}]}})"}) {
+    ObservedPod p;
+    EXPECT_NO_THROW(p = ObservePod(Json::parse(text), "trainer")) << text;
+    EXPECT_FALSE(p.failed) << text;
+  }
+  Json pod = Json::parse(R"({"status":{"phase":"Running","containerStatuses":[
+      {"name":"trainer","state":{"terminated":{"exitCode":"3","reason":"Error"}}}]}})");
+  ObservedPod p = ObservePod(pod, "trainer");
+  EXPECT_EQ(p.trainer_exit_code, 0);  // a code that is not a number is no failure code
+  pod["status"]["containerStatuses"][0]["state"]["terminated"]["exitCode"] = 3;
+  p = ObservePod(pod, "trainer");
+  EXPECT_TRUE(p.failed);
+  EXPECT_EQ(p.trainer_exit_code, 3);
+  EXPECT_NO_THROW(ObserveConfigMap(Json::parse(R"({"data":"x"})")));
+}
+
+TEST(ObservePod, FailedPhaseWithoutContainerStatusIsAFailure) {
+  ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x","labels":{"nccl.dev/index":"x"}},
+      "status":{"phase":"Failed","reason":"Evicted","message":"node low on memory"}})"), "trainer");
+  EXPECT_EQ(p.index, -1);
+  EXPECT_TRUE(p.failed);
+  EXPECT_FALSE(p.trainer_exit_code);
+  EXPECT_EQ(p.failure_detail, "pod failed: Evicted (node low on memory)");
+}
+
+TEST(ObservePod, TheTrainerDecidesWhenAnotherContainerFails) {
+  ObservedPod ok = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "containerStatuses":[{"name":"trainer","state":{"terminated":{"exitCode":0}}},
+                           {"name":"helper","state":{"terminated":{"exitCode":3}}}]}})"), "trainer");
+  EXPECT_TRUE(ok.trainer_succeeded);
+  EXPECT_FALSE(ok.failed);
+
+  ObservedPod failed = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "containerStatuses":[{"name":"trainer","state":{"running":{}}},
+                           {"name":"helper","state":{"terminated":{"exitCode":3}}}]}})"), "trainer");
+  EXPECT_TRUE(failed.failed);
+  EXPECT_EQ(failed.failure_detail, "pod failed: container helper exited with code 3");
+}
+
+TEST(ObservePod, ADisruptionFailsThePodEvenWhenTheTrainerExitedZeroOnSigterm) {
+  ObservedPod evicted = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "reason":"Evicted","message":"node low on memory",
+      "containerStatuses":[{"name":"trainer","state":{"terminated":{"exitCode":0}}}]}})"), "trainer");
+  EXPECT_TRUE(evicted.failed);
+  EXPECT_FALSE(evicted.trainer_succeeded);
+  EXPECT_EQ(evicted.failure_detail, "pod failed: Evicted (node low on memory)");
+
+  ObservedPod preempted = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "conditions":[{"type":"DisruptionTarget","status":"True"}],
+      "containerStatuses":[{"name":"trainer","state":{"terminated":{"exitCode":0}}}]}})"), "trainer");
+  EXPECT_TRUE(preempted.failed);
+}
+
+TEST(ObservePod, AFailedInitContainerIsNamedButTheSidecarIsNot) {
+  ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "initContainerStatuses":[{"name":"nccl-sidecar","state":{"terminated":{"exitCode":2}}},
+                               {"name":"fetch-data","state":{"terminated":{"exitCode":1}}}],
+      "containerStatuses":[{"name":"trainer","state":{"waiting":{}}}]}})"), "trainer");
+  EXPECT_TRUE(p.failed);
+  EXPECT_EQ(p.failure_detail, "pod failed: init container fetch-data exited with code 1");
+}
+
+TEST(ObservePod, AFailedTrainersLastOutputIsQuoted) {
+  ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Failed",
+      "containerStatuses":[{"name":"trainer","state":{"terminated":{"exitCode":7,"reason":"Error",
+        "message":"loading data\nRuntimeError: CUDA out of memory\n"}}}]}})"), "trainer");
+  EXPECT_EQ(p.failure_detail, "trainer exited with code 7 (Error), last output: loading data | RuntimeError: CUDA out of memory");
+
+  std::string long_output = std::string(1000, 'a') + "\u00e9 the end";
+  ObservedPod cut = ObservePod(Json{{"metadata", {{"name", "x"}}},
+      {"status", {{"phase", "Failed"}, {"containerStatuses", Json::array({{{"name", "trainer"},
+        {"state", {{"terminated", {{"exitCode", 1}, {"message", long_output}}}}}}})}}}}, "trainer");
+  EXPECT_LT(cut.failure_detail.size(), 400u);
+  EXPECT_NE(cut.failure_detail.find("...a"), std::string::npos) << cut.failure_detail;
+  EXPECT_NE(cut.failure_detail.find("the end"), std::string::npos);
+  EXPECT_NO_THROW(Json(cut.failure_detail).dump());
+}
+
+TEST(ObservePod, TheSidecarExitingDoesNotMakeTheTrainerDone) {
+  ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"x"},"status":{"phase":"Running",
+      "containerStatuses":[{"name":"nccl-sidecar","state":{"terminated":{"exitCode":0}}}]}})"), "trainer");
+  EXPECT_FALSE(p.trainer_succeeded);
+  EXPECT_FALSE(p.failed);
+}
+
+TEST(ObservePod, ReadsWhyTheClusterDoesNotStartIt) {
+  ObservedPod pull = ObservePod(Json::parse(R"({"metadata":{"name":"demo-1"},"status":{"phase":"Pending",
+      "initContainerStatuses":[{"name":"nccl-sidecar","state":{"running":{}}}],
+      "containerStatuses":[{"name":"trainer","state":{"waiting":{"reason":"ImagePullBackOff",
+        "message":"Back-off pulling image \"nope:1\""}}}]}})"), "trainer");
+  EXPECT_EQ(pull.start_blocked_reason, "ImagePullBackOff");
+  EXPECT_EQ(pull.start_blocked_detail, "container trainer: ImagePullBackOff: Back-off pulling image \"nope:1\"");
+
+  ObservedPod unschedulable = ObservePod(Json::parse(R"({"metadata":{"name":"demo-1"},"status":{"phase":"Pending",
+      "conditions":[{"type":"PodScheduled","status":"False","reason":"Unschedulable",
+        "message":"0/1 nodes are available: 1 Insufficient cpu."}]}})"), "trainer");
+  EXPECT_EQ(unschedulable.start_blocked_reason, "Unschedulable");
+  EXPECT_EQ(unschedulable.start_blocked_detail, "Unschedulable: 0/1 nodes are available: 1 Insufficient cpu.");
+
+  ObservedPod creating = ObservePod(Json::parse(R"({"metadata":{"name":"demo-1"},"status":{"phase":"Pending",
+      "containerStatuses":[{"name":"trainer","state":{"waiting":{"reason":"ContainerCreating"}}}]}})"), "trainer");
+  EXPECT_TRUE(creating.start_blocked_reason.empty()) << "a normal start is not blocked";
+
+  ObservedPod ended = ObservePod(Json::parse(R"({"metadata":{"name":"demo-1"},"status":{"phase":"Failed",
+      "initContainerStatuses":[{"name":"nccl-sidecar","state":{"waiting":{"reason":"CrashLoopBackOff"}}}]}})"), "trainer");
+  EXPECT_TRUE(ended.start_blocked_reason.empty()) << "an ended pod is a failure, not a blocked start";
+}
+
+TEST(ObservePod, CarriesTheDisruption) {
+  ObservedPod p = ObservePod(Json::parse(R"({"metadata":{"name":"demo-2","deletionTimestamp":"2024-01-01T00:00:00Z",
+      "labels":{"nccl.dev/index":"2","nccl.dev/attempt":"1"}},
+    "status":{"phase":"Running","conditions":[{"type":"DisruptionTarget","status":"True","reason":"EvictionByEvictionAPI"}],
+      "containerStatuses":[{"name":"trainer","state":{"terminated":{"exitCode":143}}}]}})"), "trainer");
+  ASSERT_TRUE(p.disruption);
+  EXPECT_EQ(p.disruption->kind, "Eviction");
+  EXPECT_TRUE(p.terminating);
+  EXPECT_TRUE(p.failed);
+}
+
+}  // namespace
+}  // namespace ncclop::observed

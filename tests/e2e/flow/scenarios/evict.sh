@@ -1,0 +1,25 @@
+# flow.evict: one pod is evicted through the Eviction API mid-run: attempt 2 with restarts 0 and
+# disruptions 1; the Restarting event says it was an eviction.
+# Sourced by flow_test.sh, which sets up the node, the namespace $ns and the operator first.
+
+scenario() {
+  # As in kill, but pod evict-2 is evicted (a node drain does this): the API server marks it
+  # DisruptionTarget (EvictionByEvictionAPI) and deletes it; that is no failure of the job's own.
+  trainer_job evict 3 'if [ "$NCCLJOB_ATTEMPT" = 1 ]; then l=120; else l=0; fi; exec nccl-allreduce --linger-seconds $l'
+  wait_ids evict 1
+  wait_for 30 "attempt 1 Running" nj_is evict '{.status.state}/{.status.attempt}' Running/1
+  printf '{"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"evict-2","namespace":"%s"}}' "$ns" \
+    | "$kubectl" create --raw "/api/v1/namespaces/$ns/pods/evict-2/eviction" -f - >/dev/null \
+    && pass "Eviction API accepted the eviction of evict-2" || fail "eviction refused"
+  wait_for 60 "attempt 2 started" nj_is evict '{.status.attempt}' 2
+  wait_for 60 "evict Succeeded after the disruption" state_is evict Succeeded
+  check "restarts unchanged" "$(nj evict '{.status.restarts}')" 0
+  check "disruptions" "$(nj evict '{.status.disruptions}')" 1
+  check "Restarting condition: the backoff followed a disruption" \
+    "$(nj evict '{.status.conditions[?(@.type=="Restarting")].message}')" "backoff over after disruption 1"
+  check "attempt 2 pods labelled" "$(k get pods -l nccl.dev/job-name=evict,nccl.dev/attempt=2 -o name | wc -l)" 4
+  events=$(k get events --field-selector involvedObject.name=evict,reason=Restarting -o 'jsonpath={.items[*].message}')
+  contains "Restarting event: an eviction" "$events" "was disrupted (Eviction: pod evict-2 was evicted through the Eviction API"
+  contains "Restarting event: not a restart" "$events" "not counted in failurePolicy.maxRestarts"
+  contains "describe: Disruptions in kubectl get -o wide" "$(k get nj evict -o wide)" DISRUPTIONS
+}

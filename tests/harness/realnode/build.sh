@@ -1,0 +1,127 @@
+#!/usr/bin/env bash
+# Builds the real node's programs from their Go modules at the versions pinned in
+# tests/harness/versions.env: containerd, containerd-shim-runc-v2 and ctr, runc (with seccomp:
+# needs libseccomp-dev), the CNI plugins bridge, host-local and loopback, and CoreDNS with only
+# the plugins the node uses. The kubelet, kube-scheduler and kube-proxy come from
+# tests/harness/controlplane/build.sh --node (the control plane's k8s.io/kubernetes pin). Cached per
+# version under $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run returns at once.
+# Prints two lines: the node's bin directory, then the control plane's (which has kubelet,
+# kube-scheduler, kube-proxy, kubectl).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+# shellcheck source=/dev/null
+source "$here/../versions.env"
+cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
+bin="$cache/bin/node-containerd-$CONTAINERD_VERSION-runc-$RUNC_VERSION-cni-$CNI_PLUGINS_VERSION-coredns-$COREDNS_VERSION"
+want=(containerd containerd-shim-runc-v2 ctr runc bridge host-local loopback coredns)
+export GOFLAGS=-trimpath GOTOOLCHAIN=local
+ldflags="-s -w"
+log() { echo "[realnode-build] $*" >&2; }
+
+# Runs a command in a throwaway module dir of its own (the command requires the module).
+in_wrapper() {  # in_wrapper <dir name> <command...>
+  local mod="$cache/src/$1"; shift
+  mkdir -p "$mod"
+  (
+    cd "$mod"
+    [ -f go.mod ] || printf 'module local/realnodebuild\n\ngo 1.25.0\n' > go.mod
+    "$@"
+  )
+}
+
+build_containerd() {
+  local need=0 c
+  for c in containerd containerd-shim-runc-v2 ctr; do [ -x "$bin/$c" ] || need=1; done
+  [ $need = 1 ] || return 0
+  in_wrapper "containerd-$CONTAINERD_VERSION" sh -ec '
+    cat > tools.go <<GO
+//go:build tools
+
+package tools
+
+import (
+	_ "github.com/containerd/containerd/v2/cmd/containerd"
+	_ "github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2"
+	_ "github.com/containerd/containerd/v2/cmd/ctr"
+)
+GO
+    go get "github.com/containerd/containerd/v2@$0" >/dev/null 2>&1
+    go mod tidy >/dev/null 2>&1 || go mod tidy
+    for c in containerd containerd-shim-runc-v2 ctr; do
+      echo "[realnode-build] building $c" >&2
+      CGO_ENABLED=0 go build -tags "tools no_btrfs no_devmapper no_zfs" \
+        -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$0" \
+        -o "$1/$c.tmp" "github.com/containerd/containerd/v2/cmd/$c"
+      mv "$1/$c.tmp" "$1/$c"
+    done' "$CONTAINERD_VERSION" "$bin"
+}
+
+build_runc() {
+  [ -x "$bin/runc" ] && return 0
+  pkg-config --exists libseccomp || { log "runc needs libseccomp's headers: apt-get install libseccomp-dev"; return 1; }
+  in_wrapper "runc-$RUNC_VERSION" sh -ec '
+    printf "//go:build tools\n\npackage tools\n\nimport _ \"github.com/opencontainers/runc\"\n" > tools.go
+    go get "github.com/opencontainers/runc@$0" >/dev/null 2>&1
+    go mod tidy >/dev/null 2>&1 || go mod tidy
+    echo "[realnode-build] building runc" >&2
+    CGO_ENABLED=1 go build -tags "tools seccomp" -ldflags "-s -w -X main.version=${0#v}" \
+      -o "$1/runc.tmp" github.com/opencontainers/runc
+    mv "$1/runc.tmp" "$1/runc"' "$RUNC_VERSION" "$bin"
+}
+
+build_cni() {
+  [ -x "$bin/bridge" ] && [ -x "$bin/host-local" ] && [ -x "$bin/loopback" ] && return 0
+  in_wrapper "cni-plugins-$CNI_PLUGINS_VERSION" sh -ec '
+    printf "//go:build tools\n\npackage tools\n\nimport (\n\t_ \"github.com/containernetworking/plugins/plugins/main/bridge\"\n\t_ \"github.com/containernetworking/plugins/plugins/main/loopback\"\n\t_ \"github.com/containernetworking/plugins/plugins/ipam/host-local\"\n)\n" > tools.go
+    go get "github.com/containernetworking/plugins@$0" >/dev/null 2>&1
+    go mod tidy >/dev/null 2>&1 || go mod tidy
+    for p in main/bridge main/loopback ipam/host-local; do
+      echo "[realnode-build] building ${p#*/}" >&2
+      CGO_ENABLED=0 go build -tags tools -ldflags "-s -w" -o "$1/${p#*/}.tmp" "github.com/containernetworking/plugins/plugins/$p"
+      mv "$1/${p#*/}.tmp" "$1/${p#*/}"
+    done' "$CNI_PLUGINS_VERSION" "$bin"
+}
+
+# CoreDNS's own main links every plugin (clouds, etcd, ...); ours registers only the ones the
+# node's Corefile uses, which cuts the build to a fraction.
+build_coredns() {
+  [ -x "$bin/coredns" ] && return 0
+  in_wrapper "coredns-$COREDNS_VERSION" sh -ec '
+    cat > main.go <<GO
+// CoreDNS with the plugins tests/harness/realnode/realnode.sh puts in its Corefile.
+package main
+
+import (
+	"github.com/coredns/coredns/coremain"
+
+	_ "github.com/coredns/coredns/plugin/bind"
+	_ "github.com/coredns/coredns/plugin/cache"
+	_ "github.com/coredns/coredns/plugin/errors"
+	_ "github.com/coredns/coredns/plugin/kubernetes"
+	_ "github.com/coredns/coredns/plugin/log"
+	_ "github.com/coredns/coredns/plugin/ready"
+)
+
+func main() { coremain.Run() }
+GO
+    go get "github.com/coredns/coredns@$0" >/dev/null 2>&1
+    go mod tidy >/dev/null 2>&1 || go mod tidy
+    echo "[realnode-build] building coredns" >&2
+    CGO_ENABLED=0 go build -ldflags "-s -w" -o "$1/coredns.tmp" .
+    mv "$1/coredns.tmp" "$1/coredns"' "$COREDNS_VERSION" "$bin"
+}
+
+have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
+start=$(date +%s)
+if ! have_all; then
+  mkdir -p "$bin" "$cache/src"
+  build_cni
+  build_runc
+  build_containerd
+  build_coredns
+  have_all || { log "missing binaries in $bin"; exit 1; }
+  log "built in $(( $(date +%s) - start ))s"
+fi
+kube_bin=$("$here/../controlplane/build.sh" --node | tail -1)
+echo "$bin"
+echo "$kube_bin"
