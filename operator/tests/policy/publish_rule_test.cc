@@ -6,7 +6,7 @@
 
 #include <vector>
 
-#include "policy/plan.h"
+#include "policy/decide.h"
 #include "publish_fixtures.h"
 
 namespace ncclop::policy {
