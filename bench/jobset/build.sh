@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the JobSet controller manager from its Go module at $JOBSET_VERSION (default: the pin in
-# tests/harness/versions.env, the release on k8s.io/* v0.35 that matches the local control
-# plane's v1.35) through a throw-away wrapper module. Output is cached per version under $NCCLOP_CACHE (default
+# tests/harness/versions.env, the newest release, on k8s.io/* v0.36: JobSet supports the last
+# three Kubernetes minors) through a throw-away wrapper module. Output is cached per version under $NCCLOP_CACHE (default
 # ~/.cache/nccl-operator); a second run returns at once. Prints the directory that holds
 # `jobset-manager` and `crds/` (its CRDs from config/components/crd/bases) on its last line.
 # Nothing of JobSet is ever copied into this repository.

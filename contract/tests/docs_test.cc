@@ -54,6 +54,11 @@ TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
   replica_key.replace(replica_key.size() - 1, 1, "<n>");
   ExpectQuoted(doc, "{name: " + GangWorkloadName("<job>") + ", podGroup: " + std::string(kGangPodGroup) +
                         ", podGroupReplicaKey: " + replica_key + "}");
+  // 1.36+: the attempt's PodGroup and a pod's spec.schedulingGroup.
+  std::string group = GangPodGroupName("<job>", 0);
+  group.replace(group.size() - 1, 1, "<n>");
+  ExpectQuoted(doc, group);
+  ExpectQuoted(doc, "{podGroupName: " + group + "}");
   for (std::string_view field : {kFieldId, kFieldIds, kFieldAttempt, kFieldJob, kFieldJobUid}) {
     ExpectQuoted(doc, "\"" + std::string(field) + "\"");
   }

@@ -56,6 +56,9 @@ cli::Program CommandLine(Flags* f) {
               cli::LogFormatFlag(&f->log_format),
               cli::LogLevelFlag(&f->log_level),
               cli::IntInRange("concurrency", &f->concurrency, 1, 64, "jobs reconciled in parallel"),
+              cli::IntInRange("gang-api-recheck-seconds", &f->gang_api_recheck_seconds, 0, 86400,
+                              "how often to ask again which scheduling.k8s.io gang API is served; on a change "
+                              "the operator exits 1 so that its restart follows it; 0: never"),
           },
       .epilogue = "The sidecar's limits are set by default so its pods fit a ResourceQuota that demands limits.\n"
                   "\n"

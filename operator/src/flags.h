@@ -25,6 +25,7 @@ struct Flags {
   logging::Format log_format = logging::Format::kText;
   logging::Level log_level = logging::Level::kInfo;
   int concurrency = 4;
+  int gang_api_recheck_seconds = 60;
   bool help = false;
 };
 

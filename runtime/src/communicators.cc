@@ -6,6 +6,7 @@
 //   non-blocking: config.blocking = 0, polled against the deadline and aborted when it passes.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <thread>
 
@@ -13,6 +14,11 @@
 #include "init_deadline.h"
 #include "log.h"
 #include "nccl_k8s/runtime.h"
+#include "nccl_version.h"
+
+// A weak reference: an older NCCL without it (before 2.23) leaves it null instead of stopping the
+// process at load or at the call (RequireScalableInit says so first).
+#pragma weak ncclCommInitRankScalable
 
 namespace nccl_k8s {
 namespace {
@@ -242,6 +248,15 @@ Result<Communicators> InitCommunicators(const JobEnv& env, const std::vector<ncc
                                               std::to_string(id_list.size()));
   }
   InitIds ids{id_list, id_list.size() > 1 || env.bootstrap_roots_set};
+  if (ids.scalable) {
+    int loaded = 0;
+    ncclGetVersion(&loaded);
+    if (ncclCommInitRankScalable == nullptr) loaded = std::min(loaded, kNcclScalableInit - 1);
+    if (Status s = RequireNccl(loaded, kNcclScalableInit, "init from several bootstrap roots (ncclCommInitRankScalable)");
+        !s.ok()) {
+      return s;
+    }
+  }
   auto blocking = ResolveBlocking(options);
   if (!blocking.ok()) return blocking.status();
   auto devices = ChooseDevices(env, options);

@@ -85,10 +85,11 @@ prevention): get/list/watch on configmaps and get/patch on pods are therefore in
   resources: [workloads/status]
   verbs: [patch]
 # Native gang scheduling (Kubernetes 1.35+, only used where the cluster serves it): one Workload
-# per job, watched so that one deleted by hand is made again; delete only replaces one of another
-# shape left by a deleted job of the same name.
+# per job and, on 1.36+, one PodGroup per attempt, watched so that one deleted by hand is made
+# again; delete replaces one of another shape left by a deleted job of the same name, and removes
+# an earlier attempt's PodGroup.
 - apiGroups: [scheduling.k8s.io]
-  resources: [workloads]
+  resources: [workloads, podgroups]
   verbs: [get, list, watch, create, patch, delete]
 {{- end }}
 

@@ -69,11 +69,15 @@ inline std::string ServiceAccountName(std::string_view job) { return std::string
 inline std::string RoleName(std::string_view job) { return std::string(job) + "-nccl"; }
 inline std::string ServiceName(std::string_view job) { return std::string(job); }
 inline std::string KueueWorkloadName(std::string_view job) { return "nccljob-" + std::string(job); }
-// Native gang scheduling (desired/gang_workload.h): the scheduling.k8s.io Workload has the job's name,
-// its one pod group is "trainers", and each attempt's pods are one replica of that group.
+// Native gang scheduling (desired/gang_workload.h): the scheduling.k8s.io Workload has the job's name and
+// one pod group (v1alpha1) or pod group template (v1alpha2, v1beta1) named "trainers". Each attempt's
+// pods are one replica of that group (v1alpha1: the replica key) or one PodGroup of their own.
 inline std::string GangWorkloadName(std::string_view job) { return std::string(job); }
 inline constexpr std::string_view kGangPodGroup = "trainers";
 inline std::string GangReplicaKey(int attempt) { return "attempt-" + std::to_string(attempt); }
+inline std::string GangPodGroupName(std::string_view job, int attempt) {
+  return std::string(job) + "-" + GangReplicaKey(attempt);
+}
 inline std::string PodName(std::string_view job, int index) {
   return std::string(job) + "-" + std::to_string(index);
 }

@@ -32,9 +32,9 @@ struct FailurePolicy {
 };
 
 // spec.gangScheduling: whether the job's pods form one gang of Kubernetes' native gang
-// scheduling (a scheduling.k8s.io/v1alpha1 Workload, desired/gang_workload.h).
+// scheduling (a scheduling.k8s.io Workload and PodGroups, desired/gang_workload.h).
 enum class GangScheduling {
-  kAuto,      // "Auto" (default): where the API server serves scheduling.k8s.io/v1alpha1 Workloads
+  kAuto,      // "Auto" (default): where the API server serves a scheduling.k8s.io gang API
   kRequired,  // "Required": always; the job fails where that API is not served
   kDisabled,  // "Disabled": never; pods are scheduled one by one
 };

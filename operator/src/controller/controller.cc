@@ -1,6 +1,10 @@
 #include "controller/controller.h"
 
+#include <condition_variable>
+#include <mutex>
+
 #include "contract/names.h"
+#include "controller/gang_api.h"
 #include "logging/log.h"
 #include "observed/ownership.h"
 #include "policy/fast_publish.h"
@@ -41,8 +45,15 @@ kube::WorkQueueOptions MeasuredQueue(metrics::Metrics* metrics) {
 }  // namespace
 
 Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions options, metrics::Metrics* metrics)
-    : options_(std::move(options)), metrics_(metrics), queue_(MeasuredQueue(metrics)) {
-  for (const Watch& watch : Watches()) {
+    : options_(std::move(options)), metrics_(metrics), client_(client), queue_(MeasuredQueue(metrics)) {
+  GangApiAnswer gang = FindGangApi(*client, options_.namespace_);
+  if (gang.api == desired::GangApi::kNone) {
+    logging::Info("controller", DescribeGangApi(gang.api), {{"error", gang.why_not}});
+  } else {
+    logging::Info("controller", DescribeGangApi(gang.api));
+  }
+  caches_.gang_api = gang.api;
+  for (const Watch& watch : Watches(gang.api)) {
     if (watch.served != nullptr && !Serves(*client, options_.namespace_, watch)) continue;
     auto informer =
         std::make_unique<kube::Informer>(client, watch.resource, InformerOptionsFor(watch, options_.namespace_));
@@ -118,6 +129,29 @@ void Controller::Start() {
     for (int i = 0; i < options_.concurrency; ++i) workers_.emplace_back([this] { Work(); });
     workers_.emplace_back([this] { PublishWork(); });
   });
+  if (options_.gang_api_recheck.count() > 0 && options_.on_gang_api_changed) {
+    gang_rechecker_ = std::jthread([this](std::stop_token stop) { RecheckGangApi(stop); });
+  }
+}
+
+void Controller::RecheckGangApi(std::stop_token stop) {
+  std::mutex mu;
+  std::condition_variable_any cv;  // never notified: wakes on the interval or on stop
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(mu);
+      cv.wait_for(lock, stop, options_.gang_api_recheck, [&] { return stop.stop_requested(); });
+    }
+    if (stop.stop_requested()) return;
+    const GangApiAnswer now = FindGangApi(*client_, options_.namespace_);
+    if (now.api == caches_.gang_api) continue;
+    // The informers, the caches and every job's pods were made for the version found at start:
+    // the owner (the manager) restarts the operator, which asks afresh.
+    logging::Warn("controller", "the gang scheduling API the API server serves changed",
+                  {{"was", DescribeGangApi(caches_.gang_api)}, {"now", DescribeGangApi(now.api)}});
+    options_.on_gang_api_changed();
+    return;
+  }
 }
 
 void Controller::Work() {
@@ -175,6 +209,8 @@ void Controller::Stop() {
   if (stopping_.exchange(true)) return;
   starter_.request_stop();
   if (starter_.joinable()) starter_.join();
+  gang_rechecker_.request_stop();
+  if (gang_rechecker_.joinable()) gang_rechecker_.join();
   queue_.ShutDown();
   publish_queue_.ShutDown();
   workers_.clear();  // joins; a reconcile in flight finishes its current API call sequence

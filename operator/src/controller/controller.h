@@ -1,12 +1,14 @@
 // The running controller: one informer per row of the watch table (controller/watches.h:
 // NcclJobs, their pods, ConfigMaps, Services, Roles, RoleBindings, ServiceAccounts and, where
-// served, Kueue's and the gang scheduler's Workloads) feeds a work queue of job keys;
+// served, Kueue's Workloads and the gang scheduler's Workloads and PodGroups) feeds a work queue of job keys;
 // `concurrency` workers reconcile, never the same key twice at once.
 // A second queue, with its own worker, carries the id publish fast path (publisher.h): a root
 // pod's new id is published while a long reconcile of its job may still hold the job's key.
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -25,6 +27,11 @@ struct ControllerOptions {
   std::string namespace_;  // "" = all namespaces
   int concurrency = 4;
   desired::PodOptions pod_options;
+  // How often the running controller asks again which gang scheduling API is served
+  // (controller/gang_api.h); on a change it calls on_gang_api_changed once (the manager exits
+  // so that a restart follows the new one). Zero or no callback: never.
+  std::chrono::seconds gang_api_recheck{60};
+  std::function<void()> on_gang_api_changed;
 };
 
 class Controller {
@@ -43,16 +50,18 @@ class Controller {
  private:
   void EnqueueJob(const kube::ObjectPtr& object);
   void EnqueueOwner(const kube::ObjectPtr& object);
-  // A child of a job (Service, Role, RoleBinding, ServiceAccount, gang Workload) was deleted or changed.
+  // A child of a job (Service, Role, RoleBinding, ServiceAccount, gang Workload or PodGroup) was deleted or changed.
   void ChildChanged(const kube::ObjectPtr& object);
   void EnqueuePublish(const kube::ObjectPtr& before, const kube::ObjectPtr& now);
   // What an event of a watched object does (the row's reactions, in the row's order).
   std::vector<kube::EventHandlers> HandlersFor(const Watch& watch);
   void Work();
   void PublishWork();
+  void RecheckGangApi(std::stop_token stop);
 
   ControllerOptions options_;
   metrics::Metrics* metrics_;
+  std::shared_ptr<kube::Client> client_;
   kube::WorkQueue queue_;
   kube::WorkQueue publish_queue_;
   // One per row of Watches() whose API is served, in the table's order (start, sync, stop).
@@ -64,6 +73,7 @@ class Controller {
   std::atomic<bool> synced_{false};
   std::atomic<bool> stopping_{false};
   std::jthread starter_;
+  std::jthread gang_rechecker_;
   std::vector<std::jthread> workers_;
 };
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/nccl_job.h"
+#include "desired/gang_workload.h"
 #include "kube/resource.h"
 #include "kube/store.h"
 #include "observed/configmap.h"
@@ -19,7 +20,13 @@ namespace ncclop::controller {
 inline const kube::Resource kNcclJobs{"nccl.dev", "v1alpha1", "nccljobs", true};
 inline const kube::Resource kKueueWorkloads{"kueue.x-k8s.io", "v1beta2", "workloads", true};
 inline const kube::Resource kKueueResourceFlavors{"kueue.x-k8s.io", "v1beta2", "resourceflavors", false};
-inline const kube::Resource kGangWorkloads{"scheduling.k8s.io", "v1alpha1", "workloads", true};
+// The gang scheduler's Workloads and PodGroups in the version the API server serves.
+inline kube::Resource GangWorkloads(desired::GangApi api) {
+  return {"scheduling.k8s.io", std::string(desired::GangApiVersion(api)), "workloads", true};
+}
+inline kube::Resource GangPodGroups(desired::GangApi api) {
+  return {"scheduling.k8s.io", std::string(desired::GangApiVersion(api)), "podgroups", true};
+}
 inline const kube::Resource kKueueWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false};
 inline const kube::Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false};
 
@@ -30,9 +37,12 @@ struct Caches {
   const kube::Store* pods = nullptr;        // indexed by kPodsByJob
   const kube::Store* configmaps = nullptr;  // filtered to the job label
   const kube::Store* kueue_workloads = nullptr;  // Kueue Workloads (job label); null: Kueue not served
-  // scheduling.k8s.io/v1alpha1 Workloads (job label), null unless the API server served them at
-  // start (native gang scheduling, desired/gang_workload.h): one deleted by hand is made again.
+  // Native gang scheduling (desired/gang_workload.h): the scheduling.k8s.io version the API server
+  // served at start (kNone: none, and both caches null), its Workloads and, where the version has
+  // them, its PodGroups (job label). One deleted by hand is made again.
+  desired::GangApi gang_api = desired::GangApi::kNone;
   const kube::Store* gang_workloads = nullptr;
+  const kube::Store* gang_podgroups = nullptr;
   // The job's Service, Role, RoleBinding and ServiceAccount (job label, metadata only,
   // cache::TrimToOwnership): one deleted by hand is made again at once (Reconciler::ChildMissing).
   const kube::Store* services = nullptr;
@@ -41,8 +51,6 @@ struct Caches {
   const kube::Store* service_accounts = nullptr;
   // Each pod version parsed once (observed/pod_memo.h); null: every read parses every pod.
   observed::PodMemo* pod_memo = nullptr;
-
-  bool GangWorkloadsServed() const { return gang_workloads != nullptr; }
 };
 inline constexpr const char* kPodsByJob = "job";
 

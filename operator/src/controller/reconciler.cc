@@ -73,12 +73,14 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
   }
   api::NcclJob& job = seen->job;
   kueue_.IgnoreQueueUnlessServed(job);
-  if (job.spec.gang_scheduling == api::GangScheduling::kRequired && !caches_.GangWorkloadsServed() &&
+  if (job.spec.gang_scheduling == api::GangScheduling::kRequired && caches_.gang_api == desired::GangApi::kNone &&
       job.spec_error.empty()) {
     job.spec_error =
-        "spec.gangScheduling is Required, but the API server served no scheduling.k8s.io/v1alpha1 Workloads when the "
-        "operator started (Kubernetes 1.35+ with feature gates GenericWorkload and GangScheduling and "
-        "--runtime-config=scheduling.k8s.io/v1alpha1=true; the operator needs RBAC for them); set it to Auto or Disabled";
+        "spec.gangScheduling is Required, but the API server served no scheduling.k8s.io gang scheduling API when "
+        "the operator started (Kubernetes 1.37: feature gate GenericWorkload and "
+        "--runtime-config=scheduling.k8s.io/v1beta1=true; 1.36: gates GenericWorkload and GangScheduling and "
+        "scheduling.k8s.io/v1alpha2=true; 1.35: the same gates and scheduling.k8s.io/v1alpha1=true; the operator "
+        "needs RBAC for workloads and podgroups); set it to Auto or Disabled";
   }
 
   policy::Plan plan =
@@ -118,6 +120,11 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
   }
   for (const policy::Event& e : plan.events) events_.Record(job, e);
   if (auto r = ReconcileResult::From(DeletePods(job, plan)); !r.done()) return r;
+  if (!plan.create_pods.empty() && UsesGang(job) && desired::GangHasPodGroups(caches_.gang_api)) {
+    // The attempt's pods join its PodGroup; an earlier attempt's group goes once its pods are gone.
+    if (auto r = EnsureGangPodGroup(job, plan.status.attempt); !r.done()) return r;
+    if (auto r = ReconcileResult::From(DeleteEarlierGangPodGroups(job, plan.status.attempt)); !r.done()) return r;
+  }
   if (auto s = CreatePods(job, plan); !s.ok()) {
     // Forbidden (a quota, a policy) may pass at any time: look again at a steady pace rather
     // than after an ever longer backoff (CreatePods recorded the event), or at once when it was
@@ -172,6 +179,9 @@ ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   if (auto r = EnsureChild(*client_, res::kServices, ns, desired::HeadlessService(job)); !r.done()) return r;
   if (UsesGang(job)) {
     if (auto r = EnsureGangWorkload(job); !r.done()) return r;
+    if (CurrentGangPodGroupMissing(job)) {
+      if (auto r = EnsureGangPodGroup(job, job.status.attempt); !r.done()) return r;
+    }
   }
   memory_.ChildrenEnsured(key, job.uid, children.change);
   return ReconcileResult::Done();
@@ -187,7 +197,15 @@ bool Reconciler::ChildMissing(const api::NcclJob& job) const {
          missing(caches_.roles, contract::RoleName(job.name)) ||
          missing(caches_.role_bindings, contract::RoleName(job.name)) ||
          missing(caches_.services, contract::ServiceName(job.name)) ||
-         (UsesGang(job) && missing(caches_.gang_workloads, contract::GangWorkloadName(job.name)));
+         (UsesGang(job) && missing(caches_.gang_workloads, contract::GangWorkloadName(job.name))) ||
+         (UsesGang(job) && CurrentGangPodGroupMissing(job));
+}
+
+bool Reconciler::CurrentGangPodGroupMissing(const api::NcclJob& job) const {
+  // A running attempt's group, deleted by hand (pods still waiting for it would never be scheduled).
+  if (caches_.gang_podgroups == nullptr || job.status.attempt == 0 || job.status.Finished()) return false;
+  kube::ObjectPtr cached = caches_.gang_podgroups->Get(job.namespace_, contract::GangPodGroupName(job.name, job.status.attempt));
+  return !cached || !observed::OwnedBy(*cached, job.uid);
 }
 
 ReconcileResult Reconciler::WriteConfigMap(const JobObservation& seen, const policy::Plan& plan) {
@@ -268,7 +286,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   InParallel(indices.size(), kPodCallsInFlight, [&](std::size_t i) {
     const int index = indices[i];
     Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
-    if (gang) desired::ReferenceGangWorkload(pod, job, plan.status.attempt);
+    if (gang) desired::JoinGang(caches_.gang_api, pod, job, plan.status.attempt);
     desired::ApplyFlavors(pod, *flavors);
     auto created = client_->Create(res::kPods, job.namespace_, pod);
     if (created.ok() || created.status().IsAlreadyExists()) return true;

@@ -2,6 +2,7 @@
 // ask policy::Decide what should change, and carry the Plan out in the order plan.h gives.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -35,6 +36,7 @@ class Reconciler {
   // false for a kind with no cache. Asked only after ChildChanged, so a child created and not
   // yet in its cache costs nothing.
   bool ChildMissing(const api::NcclJob& job) const;
+  bool CurrentGangPodGroupMissing(const api::NcclJob& job) const;
   ReconcileResult WriteConfigMap(const JobObservation& seen, const policy::Plan& plan);
   // Writes desired's data over `current` (the cached or fresh ConfigMap), conditional on its
   // resourceVersion; one that was another job's (or nobody's) becomes this job's.
@@ -49,6 +51,16 @@ class Reconciler {
   // Native gang scheduling (controller/gang_workload.cc).
   bool UsesGang(const api::NcclJob& job) const;
   ReconcileResult EnsureGangWorkload(const api::NcclJob& job);
+  ReconcileResult EnsureGangPodGroup(const api::NcclJob& job, int attempt);
+  kube::Status DeleteEarlierGangPodGroups(const api::NcclJob& job, int attempt);
+  // A gang scheduling object to make, or take over from a deleted job of the same name.
+  struct GangObject {
+    kube::Resource resource;
+    std::string what;  // "Workload", "PodGroup"
+    nlohmann::json desired;
+    std::function<bool(const nlohmann::json& existing)> fits;
+  };
+  ReconcileResult CreateOrAdoptGangObject(const api::NcclJob& job, const GangObject& object);
 
   std::shared_ptr<kube::Client> client_;
   Caches caches_;

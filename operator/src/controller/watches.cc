@@ -15,27 +15,22 @@ using Keep = Watch::Keep;
 // Kueue's Workloads: only then are jobs labelled kueue.x-k8s.io/queue-name admitted through one.
 constexpr const char* kKueueServed = "Kueue Workloads are served: jobs with a queue label wait for admission";
 constexpr const char* kKueueNotServed = "Kueue Workloads are not served (or not allowed): the queue label is ignored";
-// scheduling.k8s.io/v1alpha1 Workloads (Kubernetes 1.35+ with the GenericWorkload gate): then jobs
-// with spec.gangScheduling Auto are gang scheduled (desired/gang_workload.h).
-constexpr const char* kGangServed =
-    "scheduling.k8s.io/v1alpha1 Workloads are served: jobs are gang scheduled (spec.gangScheduling Auto)";
-constexpr const char* kGangNotServed =
-    "scheduling.k8s.io/v1alpha1 Workloads are not served (or not allowed): no native gang scheduling";
-
 }  // namespace
 
-std::span<const Watch> Watches() {
-  // Built at the first call, after the resources it copies. Services, Roles, RoleBindings and
-  // ServiceAccounts matter only when one is deleted (or changes owner).
-  static const Watch kWatches[] = {
+std::vector<Watch> Watches(desired::GangApi gang) {
+  // Services, Roles, RoleBindings and ServiceAccounts matter only when one is deleted (or changes
+  // owner); so do the gang scheduler's Workloads and PodGroups.
+  std::vector<Watch> watches = {
       {.name = "nccljobs", .resource = kNcclJobs, .of = Of::kJobs, .queue_job = true, .cache = &Caches::jobs},
       {.name = "pods", .resource = res::kPods, .keep = Keep::kPodFacts, .index_by_job = true, .queue_job = true,
        .publish_root_id = true, .cache = &Caches::pods},
       {.name = "configmaps", .resource = res::kConfigMaps, .queue_job = true, .cache = &Caches::configmaps},
       {.name = "workloads", .resource = kKueueWorkloads, .queue_job = true, .served = kKueueServed,
        .not_served = kKueueNotServed, .cache = &Caches::kueue_workloads},
-      {.name = "scheduling-workloads", .resource = kGangWorkloads, .queue_job = true, .remake_when_gone = true,
-       .served = kGangServed, .not_served = kGangNotServed, .cache = &Caches::gang_workloads},
+      {.name = "scheduling-workloads", .resource = GangWorkloads(gang), .queue_job = true, .remake_when_gone = true,
+       .cache = &Caches::gang_workloads},
+      {.name = "scheduling-podgroups", .resource = GangPodGroups(gang), .queue_job = true, .remake_when_gone = true,
+       .cache = &Caches::gang_podgroups},
       {.name = "services", .resource = res::kServices, .keep = Keep::kOwnership, .remake_when_gone = true,
        .cache = &Caches::services},
       {.name = "roles", .resource = res::kRoles, .keep = Keep::kOwnership, .remake_when_gone = true,
@@ -45,7 +40,11 @@ std::span<const Watch> Watches() {
       {.name = "serviceaccounts", .resource = res::kServiceAccounts, .keep = Keep::kOwnership, .remake_when_gone = true,
        .cache = &Caches::service_accounts},
   };
-  return kWatches;
+  std::erase_if(watches, [gang](const Watch& w) {
+    return (w.cache == &Caches::gang_workloads && gang == desired::GangApi::kNone) ||
+           (w.cache == &Caches::gang_podgroups && !desired::GangHasPodGroups(gang));
+  });
+  return watches;
 }
 
 kube::InformerOptions InformerOptionsFor(const Watch& watch, const std::string& ns) {

@@ -5,8 +5,8 @@
 // of kWatches (watches.cc) and, for the code that reads its cache, one member of Caches.
 #pragma once
 
-#include <span>
 #include <string>
+#include <vector>
 
 #include "controller/observe.h"
 #include "kube/informer.h"
@@ -31,16 +31,18 @@ struct Watch {
   bool queue_job = false;         // queues its job (itself, or the job that owns it)
   bool publish_root_id = false;   // a root pod's new id queues the id fast path (publisher.h)
   bool remake_when_gone = false;  // a child EnsureChildren makes: changed or deleted, it is made again
-  // An API that may not be served (Kueue, native gang scheduling): asked once at start; unserved,
-  // it is not watched and its cache stays null. The log lines for either answer; null: always served.
+  // An API that may not be served (Kueue): asked once at start; unserved, it is not watched and its
+  // cache stays null. The log lines for either answer; null: always served (the gang scheduler's
+  // rows are there only for the version found served, controller/gang_api.h).
   const char* served = nullptr;
   const char* not_served = nullptr;
   // Where the reconciler and the publisher find its cache.
   const kube::Store* Caches::* cache = nullptr;
 };
 
-// Every watch, in start order.
-std::span<const Watch> Watches();
+// Every watch, in start order, with the gang scheduler's Workloads and PodGroups in version `gang`
+// (none for kNone; PodGroups only where the version has them).
+std::vector<Watch> Watches(desired::GangApi gang);
 
 // The informer a row asks for, in namespace `ns` ("" = all).
 kube::InformerOptions InformerOptionsFor(const Watch& watch, const std::string& ns);

@@ -4,9 +4,21 @@
 
 namespace ncclop::desired {
 
-bool UsesGangScheduling(const api::NcclJob& job, bool served) {
+std::string_view GangApiVersion(GangApi api) {
+  switch (api) {
+    case GangApi::kNone: return "";
+    case GangApi::kV1alpha1: return "v1alpha1";
+    case GangApi::kV1alpha2: return "v1alpha2";
+    case GangApi::kV1beta1: return "v1beta1";
+  }
+  return "";
+}
+
+bool GangHasPodGroups(GangApi api) { return api == GangApi::kV1alpha2 || api == GangApi::kV1beta1; }
+
+bool UsesGangScheduling(const api::NcclJob& job, GangApi served) {
   switch (job.spec.gang_scheduling) {
-    case api::GangScheduling::kAuto: return served;
+    case api::GangScheduling::kAuto: return served != GangApi::kNone;
     case api::GangScheduling::kRequired: return true;
     case api::GangScheduling::kDisabled: return false;
   }
@@ -15,35 +27,95 @@ bool UsesGangScheduling(const api::NcclJob& job, bool served) {
 
 namespace {
 
-Json PodGroups(const api::NcclJob& job) {
-  return Json::array({{{"name", contract::kGangPodGroup}, {"policy", {{"gang", {{"minCount", job.spec.replicas}}}}}}});
+std::string ApiVersion(GangApi api) { return "scheduling.k8s.io/" + std::string(GangApiVersion(api)); }
+
+Json Gang(const api::NcclJob& job) { return {{"gang", {{"minCount", job.spec.replicas}}}}; }
+
+// The one pod group (v1alpha1) or pod group template (later versions) of the job's Workload.
+Json Group(GangApi api, const api::NcclJob& job) {
+  if (api == GangApi::kV1alpha1) return {{"name", contract::kGangPodGroup}, {"policy", Gang(job)}};
+  return {{"name", contract::kGangPodGroup}, {"schedulingPolicy", Gang(job)}};
+}
+
+const char* GroupsField(GangApi api) { return api == GangApi::kV1alpha1 ? "podGroups" : "podGroupTemplates"; }
+
+// minCount of a policy ({gang: {minCount}}), or -1 when it is not a gang.
+int MinCount(const Json& policy) {
+  if (!policy.is_object()) return -1;
+  const Json gang = policy.value("gang", Json());
+  if (!gang.is_object() || policy.size() != 1) return -1;
+  const Json count = gang.value("minCount", Json());
+  return count.is_number_integer() ? count.get<int>() : -1;
+}
+
+Json Spec(const Json& object) {
+  const Json spec = object.is_object() ? object.value("spec", Json::object()) : Json::object();
+  return spec.is_object() ? spec : Json::object();
+}
+
+// The template a PodGroup names: {workload name, template name}.
+std::pair<std::string, std::string> TemplateRef(GangApi api, const Json& spec) {
+  auto text = [](const Json& o, const char* key) {
+    const Json v = o.is_object() ? o.value(key, Json()) : Json();
+    return v.is_string() ? v.get<std::string>() : std::string();
+  };
+  if (api == GangApi::kV1alpha2) {
+    const Json ref = spec.value("podGroupTemplateRef", Json::object());
+    const Json workload = ref.is_object() ? ref.value("workload", Json::object()) : Json::object();
+    return {text(workload, "workloadName"), text(workload, "podGroupTemplateName")};
+  }
+  const Json ref = spec.value("workloadRef", Json::object());
+  return {text(ref, "workloadName"), text(ref, "templateName")};
 }
 
 }  // namespace
 
-Json GangWorkload(const api::NcclJob& job) {
-  return {{"apiVersion", "scheduling.k8s.io/v1alpha1"},
+Json GangWorkload(GangApi api, const api::NcclJob& job) {
+  return {{"apiVersion", ApiVersion(api)},
           {"kind", "Workload"},
           {"metadata", ObjectMetadata(job, contract::GangWorkloadName(job.name))},
           {"spec",
            {{"controllerRef", {{"apiGroup", contract::kGroup}, {"kind", contract::kKind}, {"name", job.name}}},
-            {"podGroups", PodGroups(job)}}}};
+            {GroupsField(api), Json::array({Group(api, job)})}}}};
 }
 
-bool GangWorkloadFits(const Json& existing, const api::NcclJob& job) {
-  const Json spec = existing.value("spec", Json::object());
-  const Json groups = spec.is_object() ? spec.value("podGroups", Json()) : Json();
+bool GangWorkloadFits(GangApi api, const Json& existing, const api::NcclJob& job) {
+  const Json groups = Spec(existing).value(GroupsField(api), Json());
   if (!groups.is_array() || groups.size() != 1 || !groups[0].is_object()) return false;
   const Json& group = groups[0];
-  const Json min_count = group.value("policy", Json::object()).value("gang", Json::object()).value("minCount", Json());
-  return group.value("name", "") == contract::kGangPodGroup && min_count.is_number_integer() &&
-         min_count.get<int>() == job.spec.replicas;
+  const Json policy = group.value(api == GangApi::kV1alpha1 ? "policy" : "schedulingPolicy", Json());
+  return group.value("name", "") == contract::kGangPodGroup && MinCount(policy) == job.spec.replicas;
 }
 
-void ReferenceGangWorkload(Json& pod, const api::NcclJob& job, int attempt) {
-  pod["spec"]["workloadRef"] = {{"name", contract::GangWorkloadName(job.name)},
-                                {"podGroup", contract::kGangPodGroup},
-                                {"podGroupReplicaKey", contract::GangReplicaKey(attempt)}};
+Json GangPodGroup(GangApi api, const api::NcclJob& job, int attempt) {
+  Json metadata = ObjectMetadata(job, contract::GangPodGroupName(job.name, attempt));
+  metadata["labels"][std::string(contract::kLabelAttempt)] = std::to_string(attempt);
+  const std::string workload = contract::GangWorkloadName(job.name);
+  Json spec = {{"schedulingPolicy", Gang(job)}};
+  if (api == GangApi::kV1alpha2) {
+    spec["podGroupTemplateRef"] = {
+        {"workload", {{"workloadName", workload}, {"podGroupTemplateName", contract::kGangPodGroup}}}};
+  } else {
+    spec["workloadRef"] = {{"workloadName", workload}, {"templateName", contract::kGangPodGroup}};
+  }
+  return {{"apiVersion", ApiVersion(api)}, {"kind", "PodGroup"}, {"metadata", std::move(metadata)}, {"spec", spec}};
+}
+
+bool GangPodGroupFits(GangApi api, const Json& existing, const api::NcclJob& job) {
+  const Json spec = Spec(existing);
+  const auto [workload, template_name] = TemplateRef(api, spec);
+  return workload == contract::GangWorkloadName(job.name) && template_name == contract::kGangPodGroup &&
+         MinCount(spec.value("schedulingPolicy", Json())) == job.spec.replicas;
+}
+
+void JoinGang(GangApi api, Json& pod, const api::NcclJob& job, int attempt) {
+  if (api == GangApi::kV1alpha1) {
+    pod["spec"]["workloadRef"] = {{"name", contract::GangWorkloadName(job.name)},
+                                  {"podGroup", contract::kGangPodGroup},
+                                  {"podGroupReplicaKey", contract::GangReplicaKey(attempt)}};
+    return;
+  }
+  pod["spec"]["schedulingGroup"] = {{"podGroupName", contract::GangPodGroupName(job.name, attempt)}};
 }
 
 }  // namespace ncclop::desired

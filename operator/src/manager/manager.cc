@@ -62,7 +62,13 @@ Manager::Manager(const Flags& flags, const kube::Config& config)
     : flags_(flags),
       config_(config),
       client_(MakeClient(config, &metrics_)),
-      controller_(client_, {flags.namespace_, flags.concurrency, flags.pod}, &metrics_),
+      controller_(client_,
+                  {.namespace_ = flags.namespace_,
+                   .concurrency = flags.concurrency,
+                   .pod_options = flags.pod,
+                   .gang_api_recheck = std::chrono::seconds(flags.gang_api_recheck_seconds),
+                   .on_gang_api_changed = [this] { Shutdown(1); }},
+                  &metrics_),
       leading_(!flags.leader_elect) {}
 
 Manager::~Manager() {

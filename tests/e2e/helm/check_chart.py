@@ -37,6 +37,7 @@ OPERATOR_RULES = {
     ("kueue.x-k8s.io", "workloads"): {"get", "list", "watch", "create", "patch"},  # Kueue admission; patch: suspend
     ("kueue.x-k8s.io", "workloads/status"): {"patch"},  # Finished at the job's end
     ("scheduling.k8s.io", "workloads"): {"get", "list", "watch", "create", "patch", "delete"},  # native gang scheduling
+    ("scheduling.k8s.io", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},  # 1.36+: one per attempt
 }
 # Cluster-scoped reads: the ResourceFlavors Kueue admits a job with (their nodeLabels and tolerations),
 # the priority classes its Workload's priority comes from (list: the globalDefault PriorityClass).

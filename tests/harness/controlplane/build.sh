@@ -18,6 +18,11 @@ have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
 if have_all; then echo "$bin"; exit 0; fi
 
 mkdir -p "$bin" "$cache/src"
+# One build of a version at a time (setup's lanes, tests run in parallel): a second caller waits
+# for the first and then finds the binaries made.
+exec 9>"$bin.lock"
+flock 9
+if have_all; then echo "$bin"; exit 0; fi
 export GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0
 ldflags="-s -w"
 log() { echo "[controlplane-build] $*" >&2; }

@@ -11,9 +11,10 @@
 # D/env holds: KUBECONFIG, APISERVER_URL, ETCD_URL, CONTROLPLANE_BIN, CONTROLPLANE_DIR.
 # Extra kube-apiserver flags can be passed in $CONTROLPLANE_APISERVER_FLAGS, extra
 # kube-controller-manager flags in $CONTROLPLANE_CONTROLLER_MANAGER_FLAGS.
-# kube-apiserver serves scheduling.k8s.io/v1alpha1 (Workload: native gang scheduling, alpha in
-# 1.35) with feature gates $CONTROLPLANE_FEATURE_GATES (default GenericWorkload=true,GangScheduling=true);
-# CONTROLPLANE_FEATURE_GATES= (empty) starts it without them.
+# Native gang scheduling is on: kube-apiserver serves the scheduling.k8s.io version of the pinned
+# Kubernetes (v1alpha1 on 1.35, v1alpha2 on 1.36, v1beta1 on 1.37) with its feature gates, and on
+# 1.36+ kube-controller-manager runs the podgroup-protection-controller (lib.sh's gang_flags).
+# $CONTROLPLANE_FEATURE_GATES replaces the gates; CONTROLPLANE_FEATURE_GATES= (empty) turns gang off.
 # $CONTROLPLANE_BIND_ADDRESS (default 127.0.0.1) is where kube-apiserver listens; 0.0.0.0 lets
 # pods of the local node (tests/harness/node, bridge 10.244.0.1) reach it directly.
 # $CONTROLPLANE_EXTRA_SANS adds entries (e.g. IP:10.245.0.1) to the apiserver certificate.
@@ -78,11 +79,20 @@ sign_all() {
   sign controller-manager "/CN=system:kube-controller-manager"
 }
 
-gate_flags() {
-  local gates=${CONTROLPLANE_FEATURE_GATES-GenericWorkload=true,GangScheduling=true}
-  [ -n "$gates" ] || return 0
-  echo "--feature-gates=$gates"
-  case "$gates" in *GenericWorkload=true*) echo "--runtime-config=scheduling.k8s.io/v1alpha1=true" ;; esac
+# Since 1.37 kube-apiserver refuses a loopback --advertise-address with its default endpoint
+# reconciler; the kubernetes Service's endpoints are of no use at 127.0.0.1 anyway, so none keeps
+# them. A node of its own (realnode.sh) passes its address, and keeps the reconciler.
+advertise_flags() {
+  case " ${CONTROLPLANE_APISERVER_FLAGS:-} " in
+    *" --advertise-address="*) ;;
+    *) echo "--advertise-address=127.0.0.1 --endpoint-reconciler-type=none" ;;
+  esac
+}
+
+# kube-controller-manager's podgroup-protection-controller where there are PodGroups (1.36+) and
+# gang scheduling is on.
+gang_controllers() {
+  if [ -n "$(gang_flags controller-manager)" ]; then echo ",podgroup-protection-controller"; fi
 }
 
 start_apiserver() {
@@ -91,7 +101,7 @@ start_apiserver() {
   local port=${APISERVER_URL##*:}
   # shellcheck disable=SC2086
   nohup "$CONTROLPLANE_BIN/kube-apiserver" \
-    --etcd-servers="$ETCD_URL" --bind-address="${CONTROLPLANE_BIND_ADDRESS:-127.0.0.1}" --advertise-address=127.0.0.1 \
+    --etcd-servers="$ETCD_URL" --bind-address="${CONTROLPLANE_BIND_ADDRESS:-127.0.0.1}" $(advertise_flags) \
     --secure-port="$port" --cert-dir="$dir/pki" \
     --tls-cert-file="$dir/pki/apiserver.crt" --tls-private-key-file="$dir/pki/apiserver.key" \
     --client-ca-file="$dir/pki/ca.crt" --authorization-mode=RBAC \
@@ -100,7 +110,7 @@ start_apiserver() {
     --allow-privileged=true --profiling=false --enable-priority-and-fairness=false \
     --kubelet-client-certificate="$dir/pki/admin.crt" --kubelet-client-key="$dir/pki/admin.key" \
     --kubelet-certificate-authority="$dir/pki/ca.crt" --kubelet-preferred-address-types=InternalIP,Hostname \
-    $(gate_flags) ${CONTROLPLANE_APISERVER_FLAGS:-} >"$dir/logs/apiserver.log" 2>&1 &
+    $(gang_flags apiserver) ${CONTROLPLANE_APISERVER_FLAGS:-} >"$dir/logs/apiserver.log" 2>&1 &
   echo $! > "$dir/apiserver.pid"
 }
 
@@ -136,10 +146,10 @@ ENV
     nohup "$bin/kube-controller-manager" --kubeconfig="$dir/controller-manager.kubeconfig" \
       --authentication-kubeconfig="$dir/controller-manager.kubeconfig" \
       --authorization-kubeconfig="$dir/controller-manager.kubeconfig" \
-      --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller,root-ca-certificate-publisher-controller,resourcequota-controller${CONTROLPLANE_EXTRA_CONTROLLERS:+,$CONTROLPLANE_EXTRA_CONTROLLERS} \
+      --controllers=garbage-collector-controller,serviceaccount-controller,serviceaccount-token-controller,namespace-controller,job-controller,deployment-controller,replicaset-controller,clusterrole-aggregation-controller,root-ca-certificate-publisher-controller,resourcequota-controller$(gang_controllers)${CONTROLPLANE_EXTRA_CONTROLLERS:+,$CONTROLPLANE_EXTRA_CONTROLLERS} \
       --service-account-private-key-file="$dir/pki/sa.key" --root-ca-file="$dir/pki/ca.crt" \
       --leader-elect=false --secure-port=0 --use-service-account-credentials=true \
-      ${CONTROLPLANE_CONTROLLER_MANAGER_FLAGS:-} >"$dir/logs/controller-manager.log" 2>&1 &
+      $(gang_flags controller-manager) ${CONTROLPLANE_CONTROLLER_MANAGER_FLAGS:-} >"$dir/logs/controller-manager.log" 2>&1 &
     echo $! > "$dir/controller-manager.pid"
     log "ready in $(( $(date +%s) - started ))s at $APISERVER_URL (KUBECONFIG=$dir/kubeconfig)"
     ;;

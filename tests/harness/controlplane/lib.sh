@@ -13,6 +13,12 @@
 #                                 else a client cert
 #   write_kubeconfig <file> <server> <ca.crt> <cert dir> <user>   a kubeconfig of one cluster and
 #                                 one user whose cert and key are <cert dir>/<user>.{crt,key}
+#   kube_minor                    the minor of the Kubernetes pinned for this run (tests/harness/
+#                                 versions.env; NCCLOP_KUBE_MINOR picks another): 35, 36, 37
+#   gang_api_version [minor]      the scheduling.k8s.io version of native gang scheduling it serves
+#   gang_flags <component>        the flags that turn native gang scheduling on for kube-apiserver,
+#                                 kube-scheduler or kube-controller-manager (one per line);
+#                                 $CONTROLPLANE_FEATURE_GATES replaces the gates, empty: gang off
 
 cli_parse() {
   local script help
@@ -91,4 +97,38 @@ contexts:
     namespace: default
 current-context: local
 KC
+}
+
+kube_minor() {
+  (
+    # shellcheck source=../versions.env
+    source "$(dirname "${BASH_SOURCE[0]}")/../versions.env"
+    local m=${KUBE_VERSION#v1.}; echo "${m%%.*}"
+  )
+}
+
+gang_api_version() {
+  local minor=${1:-$(kube_minor)}
+  if [ "$minor" -le 35 ]; then echo v1alpha1; elif [ "$minor" -eq 36 ]; then echo v1alpha2; else echo v1beta1; fi
+}
+
+# 1.35 and 1.36: gates GenericWorkload (the API and the pod field) and GangScheduling (the
+# scheduler's plugin); 1.37 has no GangScheduling gate (naming it stops every component) and the
+# plugin comes with GenericWorkload. The API server also serves the version by --runtime-config;
+# on 1.36+ kube-controller-manager's podgroup-protection-controller (which lets a deleted PodGroup
+# go once its pods are gone) needs GenericWorkload too.
+gang_flags() {
+  local component=$1 minor gates
+  minor=$(kube_minor)
+  if [ "$minor" -ge 37 ]; then gates=GenericWorkload=true; else gates=GenericWorkload=true,GangScheduling=true; fi
+  gates=${CONTROLPLANE_FEATURE_GATES-$gates}
+  [ -n "$gates" ] || return 0
+  case "$component" in
+    apiserver)
+      echo "--feature-gates=$gates"
+      case "$gates" in *GenericWorkload=true*) echo "--runtime-config=scheduling.k8s.io/$(gang_api_version "$minor")=true" ;; esac ;;
+    scheduler) echo "--feature-gates=$gates" ;;
+    controller-manager) if [ "$minor" -ge 36 ]; then echo "--feature-gates=$gates"; fi ;;
+    *) echo "gang_flags: unknown component $component" >&2; return 2 ;;
+  esac
 }

@@ -70,7 +70,7 @@ func (a *agent) nodeObject() *v1.Node {
 			DaemonEndpoints: v1.NodeDaemonEndpoints{KubeletEndpoint: v1.DaemonEndpoint{Port: int32(a.port)}},
 			Conditions: []v1.NodeCondition{{Type: v1.NodeReady, Status: v1.ConditionTrue, Reason: "KubeletReady",
 				Message: "testnode is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now}},
-			NodeInfo: v1.NodeSystemInfo{KubeletVersion: "v1.35.4-testnode", OperatingSystem: "linux", Architecture: "amd64",
+			NodeInfo: v1.NodeSystemInfo{KubeletVersion: "v1.37.2-testnode", OperatingSystem: "linux", Architecture: "amd64",
 				ContainerRuntimeVersion: "testnode://processes"},
 		},
 	}

@@ -115,6 +115,8 @@ have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
 start=$(date +%s)
 if ! have_all; then
   mkdir -p "$bin" "$cache/src"
+  exec 9>"$bin.lock"  # one build of these versions at a time; a second caller waits, then finds them
+  flock 9
   build_cni
   build_runc
   build_containerd

@@ -483,6 +483,132 @@ TEST_F(OperatorTest, AChildDeletedByHandWhileTheJobRunsIsMadeAgainOwnedByIt) {
   EXPECT_EQ(Status(ns_, "keep").value("attempt", 0), 1) << "the attempt goes on";
 }
 
+// The shared control plane serves native gang scheduling in its version's scheduling.k8s.io API
+// (tests/harness/controlplane/lib.sh: v1beta1 on 1.37, v1alpha2 on 1.36, v1alpha1 on 1.35).
+std::string ServedGangVersion() {
+  Json group = Json::parse(RunKubectl("get --raw /apis/scheduling.k8s.io").output, nullptr, false);
+  for (const char* v : {"v1beta1", "v1alpha2", "v1alpha1"}) {
+    if (!group.is_object()) break;
+    for (const Json& served : group.value("versions", Json::array())) {
+      if (served.value("version", "") == v) return v;
+    }
+  }
+  return "";
+}
+
+TEST_F(OperatorTest, AGangScheduledJobGetsAWorkloadAndEachAttemptAGangOfItsOwn) {
+  const std::string v = ServedGangVersion();
+  ASSERT_FALSE(v.empty()) << "the test control plane serves no scheduling.k8s.io gang API";
+  const bool podgroups = v != "v1alpha1";
+  const std::string workloads = "workloads." + v + ".scheduling.k8s.io";
+  const std::string groups = "podgroups." + v + ".scheduling.k8s.io";
+  optest::OperatorProcess& op = StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("gang", 3, "  failurePolicy:\n    backoffSeconds: 0\n")).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("gang", 3, 1));
+  const std::string uid = GetJson("nj gang -n " + ns_)["metadata"]["uid"];
+  EXPECT_NE(op.Log().find("scheduling.k8s.io/" + v), std::string::npos) << "the operator names the version it found";
+
+  Json workload = GetJson(workloads + " gang -n " + ns_);
+  ASSERT_TRUE(workload.is_object()) << "no " << v << " Workload";
+  EXPECT_EQ(workload["metadata"]["ownerReferences"][0].value("uid", ""), uid);
+  const Json& group = workload["spec"][podgroups ? "podGroupTemplates" : "podGroups"][0];
+  EXPECT_EQ(group.value("name", ""), "trainers");
+  EXPECT_EQ(group[podgroups ? "schedulingPolicy" : "policy"]["gang"].value("minCount", 0), 3);
+
+  auto expect_attempt_gang = [&](int attempt) {
+    const std::string name = "gang-attempt-" + std::to_string(attempt);
+    for (const Json& p : Pods(ns_, "gang")) {
+      if (podgroups) {
+        EXPECT_EQ(p["spec"]["schedulingGroup"].value("podGroupName", ""), name);
+      } else {
+        EXPECT_EQ(p["spec"]["workloadRef"].value("podGroupReplicaKey", ""), "attempt-" + std::to_string(attempt));
+      }
+    }
+    if (!podgroups) return;
+    Json pg = GetJson(groups + " " + name + " -n " + ns_);
+    ASSERT_TRUE(pg.is_object()) << "no PodGroup " << name;
+    EXPECT_EQ(pg["metadata"]["ownerReferences"][0].value("uid", ""), uid);
+    EXPECT_EQ(pg["metadata"]["labels"].value("nccl.dev/attempt", ""), std::to_string(attempt));
+    EXPECT_EQ(pg["spec"]["schedulingPolicy"]["gang"].value("minCount", 0), 3);
+  };
+  expect_attempt_gang(1);
+
+  // A new attempt: a new gang; the old attempt's PodGroup goes once its pods are gone.
+  Terminate(ns_, "gang-1", 1);
+  ASSERT_TRUE(WaitForPods("gang", 3, 2)) << RunKubectl("get pods -n " + ns_ + " --show-labels").output;
+  expect_attempt_gang(2);
+  if (podgroups) {
+    EXPECT_TRUE(WaitFor([&] { return !GetJson(groups + " gang-attempt-1 -n " + ns_).is_object(); }, kTimeout))
+        << "attempt 1's PodGroup is still there: " << GetJson(groups + " gang-attempt-1 -n " + ns_).dump();
+  }
+
+  // The Workload deleted by hand is made again, owned by the job.
+  const std::string before = GetJson(workloads + " gang -n " + ns_)["metadata"].value("uid", "");
+  ASSERT_EQ(RunKubectl("delete " + workloads + " gang -n " + ns_ + " --wait=true --timeout=30s").exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] {
+    Json again = GetJson(workloads + " gang -n " + ns_);
+    return again.is_object() && again["metadata"].value("uid", "") != before &&
+           again["metadata"]["ownerReferences"][0].value("uid", "") == uid;
+  }, kTimeout));
+
+  // Gone with the job.
+  ASSERT_EQ(RunKubectl("delete nj gang -n " + ns_ + " --wait=true --timeout=30s").exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] {
+    const bool workload_gone = !GetJson(workloads + " gang -n " + ns_).is_object();
+    const bool groups_gone = !podgroups || GetJson(groups + " -n " + ns_).value("items", Json::array()).empty();
+    return workload_gone && groups_gone;
+  }, kTimeout)) << RunKubectl("get " + workloads + "," + (podgroups ? groups : workloads) + " -n " + ns_).output;
+}
+
+TEST_F(OperatorTest, RequiredGangSchedulingWhereNoGangApiIsAllowedFailsTheJobSayingHowToTurnItOn) {
+  // An operator whose identity may not use scheduling.k8s.io finds no gang API, as on a cluster
+  // that serves none: it says so, fails a Required job with the recipe, and runs an Auto one.
+  const std::string rbac =
+      "apiVersion: v1\nkind: ServiceAccount\nmetadata: {name: nogang}\n---\n"
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata: {name: nogang}\nrules:\n"
+      "- apiGroups: ['', nccl.dev, rbac.authorization.k8s.io, events.k8s.io]\n  resources: ['*']\n  verbs: ['*']\n---\n"
+      "apiVersion: rbac.authorization.k8s.io/v1\nkind: RoleBinding\nmetadata: {name: nogang}\n"
+      "roleRef: {apiGroup: rbac.authorization.k8s.io, kind: Role, name: nogang}\n"
+      "subjects: [{kind: ServiceAccount, name: nogang, namespace: " + ns_ + "}]\n";
+  ASSERT_EQ(Apply(ns_, rbac, "nogang.yaml").exit_code, 0);
+  auto token = RunKubectl("create token nogang -n " + ns_ + " --duration=1h");
+  ASSERT_EQ(token.exit_code, 0) << token.output;
+  while (!token.output.empty() && std::isspace(static_cast<unsigned char>(token.output.back()))) token.output.pop_back();
+  auto server = RunKubectl("config view --raw -o jsonpath={.clusters[0].cluster.server}");
+  auto ca = RunKubectl("config view --raw -o jsonpath={.clusters[0].cluster.certificate-authority-data}");
+  ASSERT_EQ(server.exit_code, 0);
+  ASSERT_EQ(ca.exit_code, 0);
+  const std::string kubeconfig = WriteTemp(ns_ + "-nogang.kubeconfig",
+      "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: " + server.output +
+      "\n    certificate-authority-data: " + ca.output + "\nusers:\n- name: u\n  user:\n    token: " + token.output +
+      "\ncontexts:\n- name: c\n  context:\n    cluster: c\n    user: u\n    namespace: " + ns_ +
+      "\ncurrent-context: c\n");
+  optest::OperatorProcess& op = StartOperator({"--kubeconfig=" + kubeconfig});
+
+  ASSERT_EQ(Apply(ns_, JobYaml("must", 2, "  gangScheduling: Required\n")).exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "must").value("state", "") == "Failed"; }, kTimeout))
+      << Status(ns_, "must").dump() << "\n" << op.Log();
+  const Json status = Status(ns_, "must");
+  EXPECT_EQ(ConditionReason(status, "Failed"), "InvalidSpec");
+  std::string message;
+  for (const Json& c : status.value("conditions", Json::array())) {
+    if (c.value("type", "") == "Failed") message = c.value("message", "");
+  }
+  for (const char* recipe : {"gangScheduling is Required", "GenericWorkload", "scheduling.k8s.io/v1beta1=true",
+                             "scheduling.k8s.io/v1alpha2=true", "podgroups"}) {
+    EXPECT_NE(message.find(recipe), std::string::npos) << recipe << " not in: " << message;
+  }
+  EXPECT_TRUE(Pods(ns_, "must").empty());
+  EXPECT_NE(op.Log().find("no scheduling.k8s.io gang scheduling API is served"), std::string::npos) << op.Log();
+
+  ASSERT_EQ(Apply(ns_, JobYaml("auto", 2), "auto.yaml").exit_code, 0);
+  ASSERT_TRUE(WaitForPods("auto", 2, 1)) << op.Log();
+  for (const Json& p : Pods(ns_, "auto")) {
+    EXPECT_FALSE(p["spec"].contains("schedulingGroup")) << p["spec"].dump();
+    EXPECT_FALSE(p["spec"].contains("workloadRef")) << p["spec"].dump();
+  }
+}
+
 TEST_F(OperatorTest, SuspendDeletesPodsAndResumeStartsANewAttempt) {
   StartOperator();
   ASSERT_EQ(Apply(ns_, JobYaml("sus", 2)).exit_code, 0);
