@@ -10,7 +10,7 @@
 #                                    go_module_src, the module's own source directory
 #   go_module_build <package> <binary> [ldflags]
 #                                    builds <package> (stripped, with the ldflags) to <binary>,
-#                                    through <binary>.tmp: an interrupted build leaves no binary
+#                                    through <binary>.tmp.<pid>: an interrupted build leaves no binary
 # Both need `go_module_who` (a name for messages) set by the caller.
 
 go_module_cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
@@ -19,6 +19,9 @@ go_module_fetch() {
   local name=$1 module=$2 version=$3 package=$4
   export GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0
   mkdir -p "$go_module_cache/src/$name-$version"
+  # One caller at a time in the wrapper module (setup, a test, a bench may build the same version).
+  exec 8>"$go_module_cache/src/$name-$version.lock"
+  flock 8
   cd "$go_module_cache/src/$name-$version"
   printf 'module local/%sbuild\n\ngo 1.25.0\n\nrequire %s %s\n' "$name" "$module" "$version" > go.mod
   printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$package" > tools.go
@@ -32,8 +35,8 @@ go_module_build() {
   local package=$1 binary=$2 ldflags=${3:-} start
   start=$(date +%s)
   echo "[$go_module_who] building $package" >&2
-  go build -ldflags "-s -w $ldflags" -o "$binary.tmp" "$package"
+  go build -ldflags "-s -w $ldflags" -o "$binary.tmp.$$" "$package"
   chmod -R u+w "$(dirname "$binary")"
-  mv "$binary.tmp" "$binary"
+  mv "$binary.tmp.$$" "$binary"
   echo "[$go_module_who] built in $(( $(date +%s) - start ))s" >&2
 }

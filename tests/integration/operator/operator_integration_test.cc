@@ -609,6 +609,17 @@ TEST_F(OperatorTest, RequiredGangSchedulingWhereNoGangApiIsAllowedFailsTheJobSay
   }
 }
 
+TEST_F(OperatorTest, TrainingJobsAreNotInKubectlsAllButInTheirOwnCategory) {
+  // `kubectl delete all --all` must never delete training jobs; `kubectl get nccl` lists them.
+  ASSERT_EQ(Apply(ns_, JobYaml("cat", 1)).exit_code, 0);
+  auto all = RunKubectl("get all -n " + ns_ + " -o name");
+  ASSERT_EQ(all.exit_code, 0) << all.output;
+  EXPECT_EQ(all.output.find("nccljob"), std::string::npos) << all.output;
+  auto own = RunKubectl("get nccl -n " + ns_ + " -o name");
+  ASSERT_EQ(own.exit_code, 0) << own.output;
+  EXPECT_NE(own.output.find("nccljob.nccl.dev/cat"), std::string::npos) << own.output;
+}
+
 TEST_F(OperatorTest, SuspendDeletesPodsAndResumeStartsANewAttempt) {
   StartOperator();
   ASSERT_EQ(Apply(ns_, JobYaml("sus", 2)).exit_code, 0);
