@@ -53,6 +53,10 @@ class JobRbacTest : public ::testing::Test {
     admin_ = std::make_shared<kube::Client>(admin_config_);
     ns_ = "rbac-" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count() % 1000000000);
     ASSERT_TRUE(admin_->Create(resources::kNamespaces, "", {{"metadata", {{"name", ns_}}}}).ok());
+    // A pod that names no ServiceAccount is refused until the namespace's "default" one exists
+    // (kube-controller-manager makes it; slower on a busy machine).
+    ASSERT_TRUE(testsupport::WaitFor([&] { return admin_->Get(resources::kServiceAccounts, ns_, "default").ok(); },
+                                     std::chrono::seconds(30)));
     for (const char* job : {"alpha", "beta"}) {
       auto spec = JobNamed(job, ns_);
       for (auto [resource, object] :
@@ -67,7 +71,8 @@ class JobRbacTest : public ::testing::Test {
       for (int i = 0; i < 2; ++i) {
         Json pod = {{"metadata", {{"name", std::string(job) + "-" + std::to_string(i)}}},
                     {"spec", {{"containers", Json::array({{{"name", "c"}, {"image", "i"}}})}}}};
-        ASSERT_TRUE(admin_->Create(resources::kPods, ns_, pod).ok());
+        auto made = admin_->Create(resources::kPods, ns_, pod);
+        ASSERT_TRUE(made.ok()) << made.status().ToString();
       }
     }
     alpha_ = ClientFor("alpha-nccl");
