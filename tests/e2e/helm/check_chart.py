@@ -86,8 +86,16 @@ def render(*sets, expect_ok=True, kube_version=KUBE_VERSION):
     return [d for d in yaml.safe_load_all(done.stdout) if d]
 
 
+AGGREGATE = "rbac.authorization.k8s.io/aggregate-to-"
+
+
+def user_role(o):
+    """A ClusterRole the chart adds to the built-in admin/edit/view roles (not the operator's)."""
+    return o["kind"] == "ClusterRole" and any(k.startswith(AGGREGATE) for k in o["metadata"].get("labels", {}))
+
+
 def of_kind(objs, kind):
-    return [o for o in objs if o["kind"] == kind]
+    return [o for o in objs if o["kind"] == kind and not user_role(o)]
 
 
 def one(objs, kind, where):
@@ -160,7 +168,7 @@ def check_subject(binding, where):
 def test_defaults():
     where = "defaults"
     objs = render()
-    kinds = sorted(o["kind"] for o in objs)
+    kinds = sorted(o["kind"] for o in objs if not user_role(o))
     check(kinds == sorted(["ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding",
                            "Service", "Deployment", "Lease", "NetworkPolicy"] + ROOT_ID_POLICY_KINDS), f"{where}: kinds {kinds}")
     lease = one(objs, "Lease", where)
@@ -196,6 +204,29 @@ def test_defaults():
 
 
 ROOT_ID_POLICY_KINDS = ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"]
+
+EDIT_RULES = {("nccl.dev", "nccljobs"): {"create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"},
+              ("nccl.dev", "nccljobs/status"): {"get", "list", "watch"}}
+VIEW_RULES = {("nccl.dev", "nccljobs"): {"get", "list", "watch"}, ("nccl.dev", "nccljobs/status"): {"get", "list", "watch"}}
+
+
+def test_user_roles():
+    """NcclJobs join the built-in admin/edit and view roles, with only NcclJob rights; off with
+    rbac.aggregateToDefaultRoles=false."""
+    where = "user roles"
+    roles = [o for o in render() if user_role(o)]
+    by_labels = {tuple(sorted(k for k in r["metadata"]["labels"] if k.startswith(AGGREGATE))): r for r in roles}
+    check(sorted(by_labels) == [(AGGREGATE + "admin", AGGREGATE + "edit"), (AGGREGATE + "view",)],
+          f"{where}: want one role aggregated to admin and edit and one to view, got {sorted(by_labels)}")
+    edit = by_labels.get((AGGREGATE + "admin", AGGREGATE + "edit"))
+    view = by_labels.get((AGGREGATE + "view",))
+    check(edit and rules_map(edit["rules"]) == EDIT_RULES, f"{where}: edit rules {edit and rules_map(edit['rules'])}")
+    check(view and rules_map(view["rules"]) == VIEW_RULES, f"{where}: view rules {view and rules_map(view['rules'])}")
+    for r in roles:
+        values = {v for k, v in r["metadata"]["labels"].items() if k.startswith(AGGREGATE)}
+        check(values == {"true"}, f"{where}: aggregation labels must be \"true\": {values}")
+    check(not [o for o in render("rbac.aggregateToDefaultRoles=false") if user_role(o)],
+          f"{where}: rbac.aggregateToDefaultRoles=false must leave the built-in roles alone")
 
 
 def check_root_id_policy(objs, where):
@@ -443,7 +474,7 @@ def test_crds_shipped():
 
 
 def main():
-    for test in (test_lint, test_defaults, test_one_namespace, test_switches, test_sidecar_values, test_operations_values,
+    for test in (test_lint, test_defaults, test_user_roles, test_one_namespace, test_switches, test_sidecar_values, test_operations_values,
                  test_replicas_need_leader_election,
                  test_extra_args, test_every_flag_the_chart_passes_exists, test_misspelt_values_are_refused, test_kube_version, test_crds_shipped):
         before = len(failures)

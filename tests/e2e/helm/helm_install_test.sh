@@ -110,6 +110,20 @@ expect     "A: may delete gang scheduling PodGroups"   can "$ns_a" "$rel_a" dele
 expect_not "A: may not create NcclJobs"                 can "$ns_a" "$rel_a" create nccljobs.nccl.dev -n "$ns_other"
 expect_not "A: may not exec into pods"                  can "$ns_a" "$rel_a" create pods --subresource=exec -n "$ns_other"
 
+# People: a user with the built-in edit role in a namespace may run NcclJobs there, one with view
+# may read them; no RBAC written for NcclJobs (the chart's ClusterRoles are aggregated into the
+# built-in ones by kube-controller-manager, within seconds).
+"$kubectl" create rolebinding editor --clusterrole=edit --user=alice -n "$ns_other" >/dev/null
+"$kubectl" create rolebinding viewer --clusterrole=view --user=bob -n "$ns_other" >/dev/null
+person_can() { [ "$("$kubectl" auth can-i --as="$1" "${@:2}" -n "$ns_other" 2>/dev/null)" = yes ]; }
+aggregated() { person_can alice create nccljobs.nccl.dev && person_can bob list nccljobs.nccl.dev; }
+for _ in $(seq 1 100); do aggregated && break; sleep 0.2; done
+expect     "edit in a namespace may create NcclJobs there"   person_can alice create nccljobs.nccl.dev
+expect     "edit may delete them"                            person_can alice delete nccljobs.nccl.dev
+expect     "view may read them"                              person_can bob get nccljobs.nccl.dev
+expect_not "view may not create them"                        person_can bob create nccljobs.nccl.dev
+expect_not "edit may not write their status"                 person_can alice update nccljobs.nccl.dev --subresource=status
+
 expect "examples pass the CRD schema (server-side dry run)" \
   "$kubectl" apply --dry-run=server -n "$ns_other" -f "$root/deploy/examples/"
 expect_not "the CRD schema rejects replicas: 0" sh -c \
