@@ -8,7 +8,7 @@
 #   scripts/matrix.sh [--versions 1.35,1.36,1.37] [--tiers integration,node,realnode]
 #                     [--build-dir DIR] [-- ctest arguments...]
 #
-# Tiers are CTest labels: integration (the shared control plane: operator, Helm, flows with the
+# Tiers are CTest labels (matched whole: node is not realnode): integration (the shared control plane: operator, Helm, flows with the
 # local node), node (testnode), realnode (kubelet, containerd, runc, CoreDNS: needs root and the
 # images). Run it before a change to the API the operator speaks, and whenever a pin moves. Exits 1
 # when a test failed. The build dir is configured for each version in turn and for the default at
@@ -43,6 +43,9 @@ restore() { (unset NCCLOP_KUBE_MINOR; cmake -S "$root" -B "$build_dir" >/dev/nul
 trap 'restore; rm -rf "$runs"' EXIT
 
 "$root/scripts/setup.sh" --build-dir "$build_dir"
+# What was tested: the commit, and whether the tree differed from it, when the run began.
+commit=$(git -C "$root" rev-parse --short HEAD)
+[ -z "$(git -C "$root" status --porcelain --untracked-files=no)" ] || commit="$commit+changes"
 status=0
 for v in ${versions//,/ }; do
   export NCCLOP_KUBE_MINOR=$v
@@ -54,10 +57,10 @@ for v in ${versions//,/ }; do
     log "Kubernetes $v, tier $t"
     started=$(date +%s)
     rc=0
-    (cd "$build_dir" && ctest -L "$t" -j "$(nproc)" --output-on-failure --output-junit "$runs/$v-$t.xml" \
+    (cd "$build_dir" && ctest -L "^$t\$" -j "$(nproc)" --output-on-failure --output-junit "$runs/$v-$t.xml" \
       "${ctest_args[@]}" > "$runs/$v-$t.log" 2>&1) || rc=$?
     [ "$rc" -eq 0 ] || status=1
-    echo "$v $t $rc $(( $(date +%s) - started ))" >> "$runs/index"
+    echo "$v $t $rc $(( $(date +%s) - started )) $(date -u -d "@$started" '+%Y-%m-%d %H:%M UTC' | tr ' ' _) $commit" >> "$runs/index"
     tail -3 "$runs/$v-$t.log" >&2
   done
 done

@@ -2,7 +2,6 @@
 there: a run of some versions or tiers replaces only those) and tests/matrix/RESULTS.md, made from
 the JSON alone so the two always agree."""
 import argparse
-import datetime
 import json
 import os
 import platform
@@ -59,18 +58,15 @@ def main():
     if os.path.exists(json_path):
         with open(json_path) as f:
             results = json.load(f)
-    now = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
-    commit = sh("git", "rev-parse", "--short", "HEAD", cwd=a.root)
-    dirty = sh("git", "status", "--porcelain", "--untracked-files=no", cwd=a.root)
     with open(os.path.join(a.runs, "index")) as f:
         for line in f:
-            minor, tier, rc, seconds = line.split()
+            minor, tier, rc, seconds, started, commit = line.split()
             junit = os.path.join(a.runs, f"{minor}-{tier}.xml")
             passed, failed, skipped = read_junit(junit) if os.path.exists(junit) else ([], [], [])
             entry = results["versions"].setdefault(minor, {"tiers": {}})
             entry["pins"] = pins(a.root, minor)
             entry["tiers"][tier] = {
-                "date": now, "commit": commit + ("+changes" if dirty else ""), "machine": machine(),
+                "date": started.replace("_", " "), "commit": commit, "machine": machine(),
                 "ctest_exit": int(rc), "seconds": int(seconds), "run": len(passed) + len(failed),
                 "passed": passed, "failed": failed, "skipped": skipped}
     os.makedirs(a.out, exist_ok=True)

@@ -143,9 +143,11 @@ wait_log() { local d=$(( $(date +%s) + 30 )); until kubectl -n "$ns" logs "$1" -
 check "kill: kill-1's trainer got the id" wait_log kill-1 "id obtained"
 id1=$(kubectl -n "$ns" get configmap kill-nccl -o jsonpath='{.data.attempt}/{.data.uniqueId}')
 ip0=$(kubectl -n "$ns" get pod kill-0 -o jsonpath='{.status.podIP}')
-# The trainer's first line is getent's answer once pod 0's name is in DNS (it retries up to 60 s).
+# getent's answer (on stdout) once pod 0's name is in DNS (it retries up to 60 s); the runtime's
+# log lines (stderr) may come before it in the container's log, which interleaves the two streams.
 deadline=$((SECONDS + 75))
-until resolved=$(kubectl -n "$ns" logs kill-1 -c trainer 2>/dev/null | sed -n 1p) && [[ "$resolved" == *"kill-0.kill.$ns.svc"* ]] \
+until resolved=$(kubectl -n "$ns" logs kill-1 -c trainer 2>/dev/null | grep -m1 -E "^[0-9a-f.:]+ +kill-0\.kill\.$ns\.svc") \
+      && [[ "$resolved" == *"kill-0.kill.$ns.svc"* ]] \
       || [ "$SECONDS" -ge "$deadline" ]; do sleep 0.5; done
 check "MASTER_ADDR (kill-0.kill.$ns.svc) resolves to pod kill-0's IP $ip0 in pod kill-1 ($resolved)" \
   test "$(awk '{print $1}' <<<"$resolved")" = "$ip0"
