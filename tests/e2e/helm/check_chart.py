@@ -326,11 +326,11 @@ def test_sidecar_values():
     args = operator_container(one(render(), "Deployment", "sidecar defaults"))["args"]
     for flag in ("--sidecar-cpu-request=10m", "--sidecar-memory-request=32Mi", "--sidecar-cpu-limit=500m",
                  "--sidecar-memory-limit=64Mi", "--sidecar-ephemeral-storage-request=16Mi",
-                 "--sidecar-ephemeral-storage-limit=128Mi", "--sidecar-image-pull-policy=Always"):
+                 "--sidecar-ephemeral-storage-limit=128Mi", "--sidecar-image-pull-policy=IfNotPresent"):
         check(flag in args, f"sidecar defaults: flag {flag} missing from {args}")
-    args = operator_container(one(render("sidecarImage.pullPolicy=IfNotPresent", "sidecarResources.limits.cpu=",
+    args = operator_container(one(render("sidecarImage.pullPolicy=Always", "sidecarResources.limits.cpu=",
                                          "sidecarResources.requests.memory=48Mi"), "Deployment", "sidecar"))["args"]
-    check(flag_values(args, "sidecar-image-pull-policy") == ["IfNotPresent"], f"sidecarImage.pullPolicy: {args}")
+    check(flag_values(args, "sidecar-image-pull-policy") == ["Always"], f"sidecarImage.pullPolicy: {args}")
     check(flag_values(args, "sidecar-cpu-limit") == [""], f"an empty limit leaves it unset: {args}")
     check(flag_values(args, "sidecar-memory-request") == ["48Mi"], f"sidecarResources.requests.memory: {args}")
     args = operator_container(one(render("extraArgs={--sidecar-memory-limit=1Gi}"), "Deployment", "x"))["args"]

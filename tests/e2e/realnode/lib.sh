@@ -40,7 +40,8 @@ rn_node_up() {  # rn_node_up <dir>
 }
 
 # The README's "Install on a real cluster", as written there (REG from registry.env; the chart's
-# defaults otherwise: tag = appVersion, pullPolicy Always); waits for the operator's rollout.
+# defaults otherwise: tag = appVersion, the operator's pullPolicy Always, the sidecar's
+# IfNotPresent); waits for the operator's rollout.
 rn_helm_install() {
   (cd "$rn_root" && helm install nccl-operator charts/nccl-operator -n nccl-system --create-namespace \
     --set image.repository="$REG/nccl-operator" --set sidecarImage.repository="$REG/nccl-sidecar") >/dev/null
