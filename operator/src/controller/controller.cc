@@ -144,7 +144,8 @@ void Controller::RecheckGangApi(std::stop_token stop) {
     }
     if (stop.stop_requested()) return;
     const GangApiAnswer now = FindGangApi(*client_, options_.namespace_);
-    if (now.api == caches_.gang_api) continue;
+    // An API server that is restarting or overloaded says nothing about what it serves.
+    if (now.api == caches_.gang_api || !now.certain) continue;
     // The informers, the caches and every job's pods were made for the version found at start:
     // the owner (the manager) restarts the operator, which asks afresh.
     logging::Warn("controller", "the gang scheduling API the API server serves changed",

@@ -20,7 +20,8 @@ GangApiAnswer FindGangApi(kube::Client& client, const std::string& ns) {
         break;
       }
     }
-    if (failed.ok()) return {api, ""};
+    if (failed.ok()) return {api, answer.why_not, answer.certain};
+    if (!failed.IsNotFound() && !failed.IsForbidden()) answer.certain = false;
     if (!answer.why_not.empty()) answer.why_not += "; ";
     answer.why_not += std::string(desired::GangApiVersion(api)) + ": " + failed.ToString();
   }

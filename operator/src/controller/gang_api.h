@@ -15,6 +15,9 @@ namespace ncclop::controller {
 struct GangApiAnswer {
   desired::GangApi api = desired::GangApi::kNone;
   std::string why_not;  // when kNone: what each version answered
+  // Every newer version was answered for certain (not found, or not allowed): false when one
+  // failed otherwise (a timeout, an unavailable API server), so the answer may be wrong.
+  bool certain = true;
 };
 
 GangApiAnswer FindGangApi(kube::Client& client, const std::string& ns);
