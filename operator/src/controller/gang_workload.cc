@@ -6,8 +6,6 @@
 // the same name is taken over when it fits, else deleted and made again (gangs are immutable).
 // The PodGroups of earlier attempts are deleted once a new attempt's exists; each goes once its
 // pods are gone (the API server's pod group protection finalizer).
-#include <algorithm>
-
 #include "contract/names.h"
 #include "controller/reconciler.h"
 #include "desired/gang_workload.h"
@@ -79,10 +77,10 @@ ReconcileResult Reconciler::CreateOrAdoptGangObject(const api::NcclJob& job, con
 kube::Status Reconciler::DeleteEarlierGangPodGroups(const api::NcclJob& job, int attempt) {
   if (caches_.gang_podgroups == nullptr) return kube::Status::Ok();
   const std::string current = contract::GangPodGroupName(job.name, attempt);
-  for (const kube::ObjectPtr& group : caches_.gang_podgroups->List()) {
+  const std::string job_key = observed::JobKey(job.namespace_, job.name);
+  for (const kube::ObjectPtr& group : caches_.gang_podgroups->ByIndex(kPodsByJob, job_key)) {
     const Json meta = group->value("metadata", Json::object());
-    if (meta.value("namespace", "") != job.namespace_ || meta.value("name", "") == current ||
-        !observed::OwnedBy(*group, job.uid) || api::BeingDeleted(meta)) {
+    if (meta.value("name", "") == current || !observed::OwnedBy(*group, job.uid) || api::BeingDeleted(meta)) {
       continue;
     }
     kube::DeleteOptions options;

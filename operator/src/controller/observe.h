@@ -42,7 +42,7 @@ struct Caches {
   // them, its PodGroups (job label). One deleted by hand is made again.
   desired::GangApi gang_api = desired::GangApi::kNone;
   const kube::Store* gang_workloads = nullptr;
-  const kube::Store* gang_podgroups = nullptr;
+  const kube::Store* gang_podgroups = nullptr;  // indexed by kPodsByJob
   // The job's Service, Role, RoleBinding and ServiceAccount (job label, metadata only,
   // cache::TrimToOwnership): one deleted by hand is made again at once (Reconciler::ChildMissing).
   const kube::Store* services = nullptr;

@@ -31,13 +31,15 @@ std::string ApiVersion(GangApi api) { return "scheduling.k8s.io/" + std::string(
 
 Json Gang(const api::NcclJob& job) { return {{"gang", {{"minCount", job.spec.replicas}}}}; }
 
+// The Workload's field of its groups, and a group's field of its policy: v1alpha1's pod groups,
+// later versions' pod group templates.
+const char* GroupsField(GangApi api) { return api == GangApi::kV1alpha1 ? "podGroups" : "podGroupTemplates"; }
+const char* PolicyField(GangApi api) { return api == GangApi::kV1alpha1 ? "policy" : "schedulingPolicy"; }
+
 // The one pod group (v1alpha1) or pod group template (later versions) of the job's Workload.
 Json Group(GangApi api, const api::NcclJob& job) {
-  if (api == GangApi::kV1alpha1) return {{"name", contract::kGangPodGroup}, {"policy", Gang(job)}};
-  return {{"name", contract::kGangPodGroup}, {"schedulingPolicy", Gang(job)}};
+  return {{"name", contract::kGangPodGroup}, {PolicyField(api), Gang(job)}};
 }
-
-const char* GroupsField(GangApi api) { return api == GangApi::kV1alpha1 ? "podGroups" : "podGroupTemplates"; }
 
 // minCount of a policy ({gang: {minCount}}), or -1 when it is not a gang.
 int MinCount(const Json& policy) {
@@ -83,7 +85,7 @@ bool GangWorkloadFits(GangApi api, const Json& existing, const api::NcclJob& job
   const Json groups = Spec(existing).value(GroupsField(api), Json());
   if (!groups.is_array() || groups.size() != 1 || !groups[0].is_object()) return false;
   const Json& group = groups[0];
-  const Json policy = group.value(api == GangApi::kV1alpha1 ? "policy" : "schedulingPolicy", Json());
+  const Json policy = group.value(PolicyField(api), Json());
   return group.value("name", "") == contract::kGangPodGroup && MinCount(policy) == job.spec.replicas;
 }
 
