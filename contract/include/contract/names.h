@@ -20,6 +20,10 @@ inline constexpr std::string_view kLabelIndex = "nccl.dev/index";
 inline constexpr std::string_view kLabelAttempt = "nccl.dev/attempt";
 inline constexpr std::string_view kAnnotationUniqueId = "nccl.dev/unique-id";
 inline constexpr std::string_view kAnnotationUniqueIdAttempt = "nccl.dev/unique-id-attempt";
+// On a pod restarted in place for an attempt (failurePolicy.restartStrategy InPlace), set by the
+// operator with the attempt label: the trainer container's restart count the attempt starts
+// from. A restart beyond it is a failure of that attempt (observed/pod.h).
+inline constexpr std::string_view kAnnotationRestartsBefore = "nccl.dev/restarts-before-attempt";
 // On spec.template.metadata: which container is the trainer (default: the first).
 inline constexpr std::string_view kAnnotationTrainerContainer = "nccl.dev/trainer-container";
 
@@ -45,6 +49,17 @@ inline constexpr std::string_view kPathInfo = "/v1/info";
 // Standalone root sidecars of a job of several bootstrap roots: their own trainer's id.
 inline constexpr std::string_view kPathRootId = "/v1/root-id";
 inline constexpr std::string_view kPathHealthz = "/healthz";
+// In place (failurePolicy.restartStrategy InPlace): the sidecar keeps the last attempt its pod
+// served in this emptyDir (it outlives a restart of the pod's containers), and exits with
+// kSidecarExitAttemptOver when the ConfigMap names a later attempt; the pod's restart rule then
+// restarts every container of the pod (RestartAllContainers) for that attempt.
+inline constexpr std::string_view kSidecarStateVolume = "nccl-sidecar-state";
+inline constexpr std::string_view kSidecarStateDir = "/var/run/nccl-sidecar";
+inline constexpr std::string_view kSidecarStateFlag = "--in-place-state";
+inline constexpr int kSidecarExitAttemptOver = 85;
+// The kubelet feature a node declares (Node status.declaredFeatures) when it restarts a pod's
+// containers in place on a restartPolicyRules action RestartAllContainers.
+inline constexpr std::string_view kNodeFeatureRestartAllContainers = "RestartAllContainersOnContainerExits";
 inline constexpr std::string_view kPathReadyz = "/readyz";
 // The JSON fields of /v1/id: the root's POST body {"id","attempt"} and the long-poll's answer
 // {"ids","id","attempt","job","jobUID"} ("ids": one per bootstrap root; "id" only when there is
