@@ -104,6 +104,10 @@ list). */}}
 - apiGroups: [scheduling.k8s.io]
   resources: [priorityclasses]
   verbs: [get, list]
+# failurePolicy.restartStrategy Auto: whether every node restarts pods in place (status.declaredFeatures).
+- apiGroups: [""]
+  resources: [nodes]
+  verbs: [list, watch]
 {{- end }}
 
 {{/* The operator flags extraArgs sets, as JSON {"log-level": true, ...}. */}}

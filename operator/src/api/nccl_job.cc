@@ -74,6 +74,13 @@ GangScheduling GangSchedulingNamed(std::string_view name) {
   return GangScheduling::kAuto;
 }
 
+// `name` is one of spec_fields::kRestartStrategy's values (ReadEnum checked it).
+RestartStrategy RestartStrategyNamed(std::string_view name) {
+  if (name == "InPlace") return RestartStrategy::kInPlace;
+  if (name == "Recreate") return RestartStrategy::kRecreate;
+  return RestartStrategy::kAuto;
+}
+
 std::string StringAt(const Json& obj, std::string_view key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
@@ -94,6 +101,9 @@ kube::Status ParseFailurePolicy(const Json& fp, FailurePolicy* out) {
   if (out->backoff_seconds > out->max_backoff_seconds) {
     return Invalid("failurePolicy.backoffSeconds", "must not exceed failurePolicy.maxBackoffSeconds");
   }
+  auto strategy = ReadEnum(fp, spec_fields::kRestartStrategy);
+  if (!strategy.ok()) return strategy.status();
+  if (!strategy->empty()) out->restart_strategy = RestartStrategyNamed(*strategy);
   const spec_fields::IntField& exit_code = spec_fields::kFailFastExitCode;
   if (auto it = fp.find(spec_fields::Key(exit_code.path)); it != fp.end() && !it->is_null()) {
     const std::string path(spec_fields::Named(exit_code.path));
@@ -206,6 +216,7 @@ NcclJobStatus ParseStatus(const Json& status) {
   out.restart_after = StringAt(status, "restartAfter");
   out.completion_time = StringAt(status, "completionTime");
   out.id_published_time = StringAt(status, "idPublishedTime");
+  out.restart_strategy = StringAt(status, "restartStrategy");
   if (auto it = status.find("conditions"); it != status.end() && it->is_array()) {
     for (const Json& c : *it) {
       if (!c.is_object()) continue;
@@ -239,6 +250,7 @@ Json StatusToJson(const NcclJobStatus& s) {
   put_time("restartAfter", s.restart_after);
   put_time("completionTime", s.completion_time);
   put_time("idPublishedTime", s.id_published_time);
+  if (!s.restart_strategy.empty()) out["restartStrategy"] = s.restart_strategy;
   Json conds = Json::array();
   for (const Condition& c : s.conditions) {
     conds.push_back({{"type", c.type},

@@ -20,11 +20,19 @@ namespace ncclop::api {
 using Json = nlohmann::json;
 
 // Defaults are the CRD's, from api/spec_fields.h.
+// failurePolicy.restartStrategy: how the next attempt gets its pods.
+enum class RestartStrategy {
+  kAuto,      // "Auto" (default): in place where every node declares the kubelet's feature, else Recreate
+  kInPlace,   // "InPlace": each pod's containers are restarted by its kubelet (restartPolicyRules)
+  kRecreate,  // "Recreate": every pod is deleted and made again
+};
+
 struct FailurePolicy {
   int max_restarts = spec_fields::Int32Default(spec_fields::kMaxRestarts);
   int backoff_seconds = spec_fields::Int32Default(spec_fields::kBackoffSeconds);
   int max_backoff_seconds = spec_fields::Int32Default(spec_fields::kMaxBackoffSeconds);
   std::vector<int> fail_fast_exit_codes;
+  RestartStrategy restart_strategy = RestartStrategy::kAuto;  // spec_fields::kRestartStrategy's default
   std::optional<int> max_disruptions;  // unset: disruptions never fail the job
   // How long pod creates refused as Forbidden (a ResourceQuota, Pod Security, a missing
   // ServiceAccount) are retried before the job fails (PodCreateForbidden).
@@ -110,6 +118,9 @@ struct NcclJobStatus {
   std::string restart_after;
   std::string completion_time;
   std::string id_published_time;
+  // How the current attempt's pods restart when it fails: "InPlace" or "Recreate" ("" before the
+  // first attempt's pods).
+  std::string restart_strategy;
   std::vector<Condition> conditions;
 
   const Condition* Find(const std::string& type) const;

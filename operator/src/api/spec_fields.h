@@ -61,6 +61,9 @@ inline constexpr BoolField kSuspend{.path = "suspend", .default_value = false};
 inline constexpr std::string_view kGangSchedulingValues[] = {"Auto", "Required", "Disabled"};
 inline constexpr EnumField kGangScheduling{
     .path = "gangScheduling", .values = kGangSchedulingValues, .default_value = "Auto"};
+inline constexpr std::string_view kRestartStrategyValues[] = {"Auto", "InPlace", "Recreate"};
+inline constexpr EnumField kRestartStrategy{
+    .path = "failurePolicy.restartStrategy", .values = kRestartStrategyValues, .default_value = "Auto"};
 // Unset is Never as well: the operator sets Never on every pod it makes.
 inline constexpr std::string_view kRestartPolicyValues[] = {"Never"};
 inline constexpr EnumField kRestartPolicy{
@@ -72,7 +75,7 @@ inline constexpr IntField kIntFields[] = {
     kSidecarPort, kBootstrapRoots, kMaxRestarts,        kBackoffSeconds,          kMaxBackoffSeconds,
     kMaxDisruptions, kForbiddenRetrySeconds, kFailFastExitCode};
 inline constexpr BoolField kBoolFields[] = {kSuspend};
-inline constexpr EnumField kEnumFields[] = {kGangScheduling, kRestartPolicy};
+inline constexpr EnumField kEnumFields[] = {kGangScheduling, kRestartStrategy, kRestartPolicy};
 
 // An int32 field's default, for NcclJobSpec's members; a row without one does not compile.
 consteval int Int32Default(const IntField& field) { return static_cast<int>(field.default_value.value()); }

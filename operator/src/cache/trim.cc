@@ -30,7 +30,7 @@ Json TrimContainerStatuses(Json& statuses) {
   Json out = Json::array();
   if (!statuses.is_array()) return out;
   for (Json& cs : statuses) {
-    Json kept = Pick(cs, {"name", "ready"});
+    Json kept = Pick(cs, {"name", "ready", "restartCount"});
     auto state = cs.find("state");
     if (state != cs.end() && state->is_object()) {
       auto terminated = state->find("terminated");
@@ -39,6 +39,12 @@ Json TrimContainerStatuses(Json& statuses) {
       // Why a container does not start (ErrImagePull, CreateContainerError, ...), for the job's status.
       auto waiting = state->find("waiting");
       if (waiting != state->end()) kept["state"]["waiting"] = Pick(*waiting, {"reason", "message"});
+    }
+    // How the container ended before its last restart in place (observed/pod.h).
+    auto last = cs.find("lastState");
+    if (last != cs.end() && last->is_object()) {
+      auto terminated = last->find("terminated");
+      if (terminated != last->end()) kept["lastState"]["terminated"] = Pick(*terminated, {"exitCode", "reason", "message"});
     }
     out.push_back(std::move(kept));
   }
@@ -57,6 +63,21 @@ void TrimToOwnership(Json& object) {
   Json out = Pick(object, {"apiVersion", "kind"});
   if (auto md = object.find("metadata"); md != object.end() && md->is_object()) out["metadata"] = PickOwnership(*md);
   object = std::move(out);
+}
+
+void TrimNode(Json& node) {
+  if (!node.is_object()) return;
+  Json out = Pick(node, {"apiVersion", "kind"});
+  if (auto md = node.find("metadata"); md != node.end() && md->is_object()) out["metadata"] = Pick(*md, {"name", "resourceVersion"});
+  if (auto spec = node.find("spec"); spec != node.end() && spec->is_object()) {
+    Json kept = Pick(*spec, {"unschedulable"});
+    if (!kept.empty()) out["spec"] = std::move(kept);
+  }
+  if (auto st = node.find("status"); st != node.end() && st->is_object()) {
+    Json kept = Pick(*st, {"declaredFeatures"});
+    if (!kept.empty()) out["status"] = std::move(kept);
+  }
+  node = std::move(out);
 }
 
 void TrimPod(Json& pod) {

@@ -20,4 +20,9 @@ void TrimPod(nlohmann::json& pod);
 // resourceVersion, labels, ownerReferences, deletionTimestamp).
 void TrimToOwnership(nlohmann::json& object);
 
+// What the operator keeps of a Node: its name, whether it takes new pods (spec.unschedulable)
+// and the features its kubelet declares (status.declaredFeatures), for
+// observed/node_features.h.
+void TrimNode(nlohmann::json& node);
+
 }  // namespace ncclop::cache

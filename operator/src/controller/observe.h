@@ -49,6 +49,9 @@ struct Caches {
   const kube::Store* roles = nullptr;
   const kube::Store* role_bindings = nullptr;
   const kube::Store* service_accounts = nullptr;
+  // Nodes, trimmed to whether they take pods and what they declare (cache::TrimNode); null when
+  // they cannot be listed.
+  const kube::Store* nodes = nullptr;
   // Each pod version parsed once (observed/pod_memo.h); null: every read parses every pod.
   observed::PodMemo* pod_memo = nullptr;
 };

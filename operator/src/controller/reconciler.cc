@@ -1,6 +1,7 @@
 #include "controller/reconciler.h"
 
 #include <algorithm>
+#include <atomic>
 #include <mutex>
 #include <optional>
 
@@ -13,6 +14,7 @@
 #include "desired/rbac.h"
 #include "desired/service.h"
 #include "logging/log.h"
+#include "observed/node_features.h"
 #include "observed/ownership.h"
 #include "policy/decide.h"
 #include "policy/pod_refusal.h"
@@ -83,8 +85,12 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
         "needs RBAC for workloads and podgroups); set it to Auto or Disabled";
   }
 
-  policy::Plan plan =
-      policy::Decide(job, seen->pods, seen->configmap, api::Clock::now(), memory_.Recall(job), kueue_.Observe(job));
+  policy::Remembered remembered = memory_.Recall(job);
+  remembered.gang_scheduled = UsesGang(job);
+  if (job.spec.failure_policy.restart_strategy == api::RestartStrategy::kAuto) {
+    remembered.nodes_restart_in_place = NodesRestartInPlace();
+  }
+  policy::Plan plan = policy::Decide(job, seen->pods, seen->configmap, api::Clock::now(), remembered, kueue_.Observe(job));
   return Carry(*seen, plan);
 }
 
@@ -113,13 +119,15 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
     if (plan.restarted) metrics_->Restarted();
     if (plan.disrupted) metrics_->Disrupted();
   }
-  const bool touches_pods = !plan.delete_pods.empty() || !plan.create_pods.empty() || plan.delete_job;
+  const bool touches_pods =
+      !plan.delete_pods.empty() || !plan.move_pods.empty() || !plan.create_pods.empty() || plan.delete_job;
   if (touches_pods && !status_written) {
     // Decide may have judged an old copy of the job; pods are only changed on a fresh one.
     if (auto r = JobStillCurrent(job); !r.done()) return r;
   }
   for (const policy::Event& e : plan.events) events_.Record(job, e);
   if (auto r = ReconcileResult::From(DeletePods(job, plan)); !r.done()) return r;
+  if (auto r = ReconcileResult::From(MovePods(job, plan)); !r.done()) return r;
   if (!plan.create_pods.empty() && UsesGang(job) && desired::GangHasPodGroups(caches_.gang_api)) {
     // The attempt's pods join its PodGroup; an earlier attempt's group goes once its pods are gone.
     if (auto r = EnsureGangPodGroup(job, plan.status.attempt); !r.done()) return r;
@@ -272,6 +280,48 @@ kube::Status Reconciler::DeletePods(const api::NcclJob& job, const policy::Plan&
   return first_error;
 }
 
+kube::Status Reconciler::MovePods(const api::NcclJob& job, const policy::Plan& plan) {
+  const std::string attempt = std::to_string(plan.status.attempt);
+  std::mutex mu;
+  kube::Status first_error;  // guarded by mu
+  InParallel(plan.move_pods.size(), kPodCallsInFlight, [&](std::size_t i) {
+    const policy::Plan::PodMove& move = plan.move_pods[i];
+    Json patch = {{"metadata",
+                   {{"labels", {{std::string(contract::kLabelAttempt), attempt}}},
+                    {"annotations",
+                     {{std::string(contract::kLabelAttempt), attempt},
+                      {std::string(contract::kAnnotationRestartsBefore), std::to_string(move.restarts_before)}}}}}};
+    kube::Status s = client_->Patch(res::kPods, job.namespace_, move.name, kube::PatchType::kMerge, patch).status();
+    if (s.ok() || s.IsNotFound()) return true;
+    std::lock_guard<std::mutex> lock(mu);
+    if (first_error.ok()) first_error = s;
+    return false;
+  });
+  return first_error;
+}
+
+bool Reconciler::NodesRestartInPlace() {
+  if (caches_.nodes == nullptr) return false;
+  std::lock_guard<std::mutex> lock(nodes_mu_);
+  const auto now = std::chrono::steady_clock::now();
+  if (now - nodes_read_at_ >= std::chrono::seconds(1)) {
+    nodes_restart_in_place_ = observed::EveryNodeRestartsInPlace(caches_.nodes->List());
+    nodes_read_at_ = now;
+  }
+  return nodes_restart_in_place_;
+}
+
+// Whether the API server kept the restart rules of a pod made to restart in place (it drops
+// them where feature gate ContainerRestartRules is off).
+bool KeptRestartRules(const Json& created) {
+  const Json& spec = created.value("spec", Json::object());
+  if (!spec.contains("initContainers") || !spec["initContainers"].is_array()) return false;
+  for (const Json& c : spec["initContainers"]) {
+    if (c.value("name", "") == contract::kSidecarContainerName) return c.contains("restartPolicyRules");
+  }
+  return false;
+}
+
 kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan& plan) {
   // Creates are independent and each is one round trip, so they overlap; the bound keeps the
   // API server's mutating in-flight limit and the client's idle connection pool in mind. The
@@ -283,17 +333,32 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   const bool gang = UsesGang(job);
   std::mutex mu;
   std::vector<policy::FailedCreate> failures;  // in the order they happened; guarded by mu
+  std::atomic<bool> rules_dropped = false;
   InParallel(indices.size(), kPodCallsInFlight, [&](std::size_t i) {
     const int index = indices[i];
-    Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_);
+    Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_, plan.create_in_place);
     if (gang) desired::JoinGang(caches_.gang_api, pod, job, plan.status.attempt);
     desired::ApplyFlavors(pod, *flavors);
     auto created = client_->Create(res::kPods, job.namespace_, pod);
+    if (created.ok() && plan.create_in_place && !KeptRestartRules(*created)) {
+      // Its sidecar would leave for the next attempt without its trainer: the pod must go.
+      rules_dropped = true;
+      (void)client_->Delete(res::kPods, job.namespace_, pod["metadata"]["name"].get<std::string>());
+      return false;
+    }
     if (created.ok() || created.status().IsAlreadyExists()) return true;
     std::lock_guard<std::mutex> lock(mu);
     failures.push_back({index, created.status()});
     return !policy::IsRefusal(created.status());  // every other pod would be refused the same way: stop
   });
+  if (rules_dropped) {
+    memory_.RememberVerdict(
+        job, policy::PodCreateVerdict{"RestartInPlaceNotServed",
+                                      "the API server dropped the pods' container restartPolicyRules (feature gate "
+                                      "ContainerRestartRules is off), so they cannot restart in place; set "
+                                      "spec.failurePolicy.restartStrategy: Recreate"});
+    return kube::Status::Ok();
+  }
   const policy::CreateSummary summary = policy::SummarizeCreates(failures);
   const std::string key = observed::JobKey(job.namespace_, job.name);
   if (!summary.refused) {

@@ -2,8 +2,10 @@
 // ask policy::Decide what should change, and carry the Plan out in the order plan.h gives.
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 
 #include "controller/events.h"
@@ -44,6 +46,11 @@ class Reconciler {
   ReconcileResult WriteStatus(const JobObservation& seen, const policy::Plan& plan);
   ReconcileResult JobStillCurrent(const api::NcclJob& job);
   kube::Status DeletePods(const api::NcclJob& job, const policy::Plan& plan);
+  // Moves pods to the plan's attempt in place: their attempt label and annotations.
+  kube::Status MovePods(const api::NcclJob& job, const policy::Plan& plan);
+  // observed::EveryNodeRestartsInPlace over the node cache, read again at most once a second
+  // (a big job's start reconciles it for every pod event).
+  bool NodesRestartInPlace();
   // The first refusal or error (policy::SummarizeCreates); remembers the verdict that fails
   // the job (JobMemory::RememberVerdict) or records the PodCreateFailed event.
   kube::Status CreatePods(const api::NcclJob& job, const policy::Plan& plan);
@@ -71,6 +78,9 @@ class Reconciler {
   // missing priority class), under one lock.
   JobMemory memory_;
   KueueWorkloads kueue_;  // the Kueue steps (controller/kueue_workload.h)
+  std::mutex nodes_mu_;
+  std::chrono::steady_clock::time_point nodes_read_at_;  // guarded by nodes_mu_
+  bool nodes_restart_in_place_ = false;                  // guarded by nodes_mu_
 };
 
 }  // namespace ncclop::controller

@@ -15,6 +15,9 @@ using Keep = Watch::Keep;
 // Kueue's Workloads: only then are jobs labelled kueue.x-k8s.io/queue-name admitted through one.
 constexpr const char* kKueueServed = "Kueue Workloads are served: jobs with a queue label wait for admission";
 constexpr const char* kKueueNotServed = "Kueue Workloads are not served (or not allowed): the queue label is ignored";
+// Nodes: only for failurePolicy.restartStrategy Auto (observed/node_features.h).
+constexpr const char* kNodesServed = "nodes are listed: restartStrategy Auto restarts in place where every node can";
+constexpr const char* kNodesNotServed = "nodes cannot be listed: restartStrategy Auto recreates pods";
 }  // namespace
 
 std::vector<Watch> Watches(desired::GangApi gang) {
@@ -39,6 +42,8 @@ std::vector<Watch> Watches(desired::GangApi gang) {
        .cache = &Caches::role_bindings},
       {.name = "serviceaccounts", .resource = res::kServiceAccounts, .keep = Keep::kOwnership, .remake_when_gone = true,
        .cache = &Caches::service_accounts},
+      {.name = "nodes", .resource = res::kNodes, .of = Of::kNodes, .keep = Keep::kNodeFeatures, .served = kNodesServed,
+       .not_served = kNodesNotServed, .cache = &Caches::nodes},
   };
   std::erase_if(watches, [gang](const Watch& w) {
     return (w.cache == &Caches::gang_workloads && gang == desired::GangApi::kNone) ||
@@ -55,7 +60,7 @@ kube::InformerOptions InformerOptionsFor(const Watch& watch, const std::string& 
     // A periodic resync is the safety net for anything a watch missed and for TTL/backoff
     // timers lost with a restart.
     options.resync_period = std::chrono::seconds(300);
-  } else {
+  } else if (watch.of == Of::kChildren) {
     options.label_selector = std::string(contract::kLabelJobName);  // "has the label"
   }
   switch (watch.keep) {
@@ -71,6 +76,9 @@ kube::InformerOptions InformerOptionsFor(const Watch& watch, const std::string& 
       break;
     case Keep::kOwnership:
       options.transform = cache::TrimToOwnership;
+      break;
+    case Keep::kNodeFeatures:
+      options.transform = cache::TrimNode;
       break;
   }
   return options;

@@ -18,12 +18,13 @@ struct Watch {
   kube::Resource resource;
   // The NcclJobs themselves (every one, resynced every 300 s) or a job's children (those with
   // the job label).
-  enum class Of { kJobs, kChildren };
+  enum class Of { kJobs, kChildren, kNodes };
   Of of = Of::kChildren;
   enum class Keep {
     kWhole,      // the object as served (written back whole with a conditional update)
     kPodFacts,   // what observed/pod.cc reads (cache::TrimPod; the spec is skipped unparsed)
     kOwnership,  // whether it exists and whose it is (cache::TrimToOwnership)
+    kNodeFeatures,  // whether it takes pods and what it declares (cache::TrimNode)
   };
   Keep keep = Keep::kWhole;
   bool index_by_job = false;  // the cache is indexed by owning job (kPodsByJob)

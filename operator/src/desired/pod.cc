@@ -2,6 +2,7 @@
 
 #include <iterator>
 #include <set>
+#include <vector>
 
 #include "contract/env.h"
 #include "contract/names.h"
@@ -86,6 +87,31 @@ Json Sidecar(const PodOptions& options, const SidecarPorts& ports, const Json& c
   return sidecar;
 }
 
+// A RestartAllContainers rule on the exit codes `op` ("In"/"NotIn") `codes`.
+Json RestartAllOn(const char* op, std::vector<int> codes) {
+  return Json::array({{{"action", "RestartAllContainers"}, {"exitCodes", {{"operator", op}, {"values", codes}}}}});
+}
+
+// The pod restarts in place: the trainer's failure (any exit but 0 and the fail-fast codes) and
+// any exit of the sidecar (it exits kSidecarExitAttemptOver when the job moves to a later attempt)
+// make its kubelet restart every container of the pod. The sidecar keeps the attempt it served
+// in a volume of its own, which outlives the restart.
+void MakeRestartInPlace(const api::NcclJob& job, Json& spec, Json& sidecar) {
+  std::vector<int> not_restarted = {0};
+  for (int code : job.spec.failure_policy.fail_fast_exit_codes) not_restarted.push_back(code);
+  for (Json& c : spec["containers"]) {
+    if (c.value("name", "") != job.spec.trainer_container) continue;
+    c["restartPolicy"] = "Never";
+    c["restartPolicyRules"] = RestartAllOn("NotIn", not_restarted);
+  }
+  sidecar["restartPolicyRules"] = RestartAllOn("NotIn", {0});
+  sidecar["args"].push_back(std::string(contract::kSidecarStateFlag) + "=" + std::string(contract::kSidecarStateDir));
+  sidecar["volumeMounts"] = Json::array(
+      {{{"name", std::string(contract::kSidecarStateVolume)}, {"mountPath", std::string(contract::kSidecarStateDir)}}});
+  if (!spec.contains("volumes") || !spec["volumes"].is_array()) spec["volumes"] = Json::array();
+  spec["volumes"].push_back({{"name", std::string(contract::kSidecarStateVolume)}, {"emptyDir", {{"sizeLimit", "1Mi"}}}});
+}
+
 Json MergedStringMap(const Json& base, const Json& overrides) {
   Json out = base.is_object() ? base : Json::object();
   for (auto& [k, v] : overrides.items()) out[k] = v;
@@ -168,7 +194,7 @@ Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
   return env;
 }
 
-Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& options) {
+Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& options, bool in_place) {
   const Json& tmpl = job.spec.pod_template;
   const Json tmpl_md = tmpl.contains("metadata") && tmpl["metadata"].is_object() ? tmpl["metadata"] : Json::object();
   const std::string name = contract::PodName(job.name, index);
@@ -179,6 +205,7 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
   Json metadata = ObjectMetadata(job, name);
   metadata["labels"] = MergedStringMap(tmpl_md.value("labels", Json::object()), ours);
   metadata["annotations"] = MergedStringMap(tmpl_md.value("annotations", Json::object()), ours);
+  if (in_place) metadata["annotations"][std::string(contract::kAnnotationRestartsBefore)] = "0";
 
   Json spec = tmpl["spec"];
   const Json env = ContractEnv(job, index, attempt);
@@ -193,7 +220,9 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
       SetGpuLimit(c, job.spec.gpus_per_pod);
     }
   }
-  Json init = Json::array({Sidecar(options, ChooseSidecarPorts(job), SidecarEnv(env))});
+  Json sidecar = Sidecar(options, ChooseSidecarPorts(job), SidecarEnv(env));
+  if (in_place) MakeRestartInPlace(job, spec, sidecar);
+  Json init = Json::array({std::move(sidecar)});
   if (spec.contains("initContainers") && spec["initContainers"].is_array()) {
     for (Json c : spec["initContainers"]) {
       InjectEnv(c, env);

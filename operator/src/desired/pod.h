@@ -37,7 +37,10 @@ struct PodOptions {
 // user and group are the sidecar image's (65532).
 Json SidecarSecurityContext();
 
-Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& options);
+// in_place: the pod restarts in place (failurePolicy.restartStrategy, docs/DESIGN.md "Restarting
+// an attempt in place"): its trainer and sidecar get RestartAllContainers rules, the sidecar a
+// state volume and --in-place-state, the pod annotation nccl.dev/restarts-before-attempt "0".
+Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& options, bool in_place = false);
 
 // The contract env for pod `index` of `attempt` (exposed for tests and the docs).
 Json ContractEnv(const api::NcclJob& job, int index, int attempt);

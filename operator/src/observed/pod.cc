@@ -1,5 +1,6 @@
 #include "observed/pod.h"
 
+#include <optional>
 #include <set>
 
 #include "api/nccl_job.h"
@@ -72,6 +73,74 @@ void ObserveStartBlocked(const Json& status, ObservedPod& out) {
   }
 }
 
+bool BoolField(const Json& obj, const char* key) {
+  if (!obj.is_object()) return false;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_boolean() && it->get<bool>();
+}
+
+int IntAt(const Json& obj, const char* key) {
+  if (!obj.is_object()) return 0;
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_number_integer() ? static_cast<int>(it->get<int64_t>()) : 0;
+}
+
+// The kubelet's kill of a container for a restart in place, and the sidecar's own exit when its
+// pod moves to a later attempt: neither is why a pod failed.
+bool EndedByRestart(int code) { return code == 137 || code == contract::kSidecarExitAttemptOver; }
+
+// Why a pod restarted in place, from how its containers ended last (the trainer first).
+std::string RestartDetail(const Json& status, const std::string& trainer_container, std::optional<int>* trainer_code) {
+  std::string other;
+  for (const char* key : {"containerStatuses", "initContainerStatuses"}) {
+    for (const Json& cs : ArrayField(status, key)) {
+      const Json& last = ObjectField(ObjectField(cs, "lastState"), "terminated");
+      if (!last.is_object() || !last.contains("exitCode")) continue;
+      const int code = ExitCode(last);
+      const std::string name = StringField(cs, "name");
+      if (name == trainer_container && !EndedByRestart(code)) {
+        *trainer_code = code;
+        std::string reason = StringField(last, "reason");
+        std::string detail = "trainer exited with code " + std::to_string(code) + (reason.empty() ? "" : " (" + reason + ")");
+        if (std::string tail = MessageTail(StringField(last, "message")); !tail.empty()) detail += ", last output: " + tail;
+        return detail + "; its pod restarts in place";
+      }
+      if (code != 0 && !EndedByRestart(code) && other.empty()) {
+        other = "container " + name + " exited with code " + std::to_string(code) + "; its pod restarts in place";
+      }
+    }
+  }
+  return other.empty() ? "its containers were restarted in place" : other;
+}
+
+// The restart-in-place facts of ObservedPod (observed/pod.h).
+void ObserveInPlace(const Json& annotations, const Json& status, const std::string& trainer_container, ObservedPod& out) {
+  if (!annotations.is_object() || !annotations.contains(contract::kAnnotationRestartsBefore)) return;
+  out.in_place = true;
+  out.restarts_before = CountField(annotations, contract::kAnnotationRestartsBefore, 0);
+  for (const Json& cs : ArrayField(status, "initContainerStatuses")) {
+    if (StringField(cs, "name") == contract::kSidecarContainerName) out.sidecar_ready = BoolField(cs, "ready");
+  }
+  for (const Json& cs : ArrayField(status, "containerStatuses")) {
+    if (StringField(cs, "name") != trainer_container) continue;
+    const Json* terminated = Terminated(cs);
+    out.trainer_restarts = IntAt(cs, "restartCount") + (terminated != nullptr && ExitCode(*terminated) != 0 ? 1 : 0);
+  }
+  if (out.phase == "Failed") return;  // as for any pod: ended, and why is said above
+  if (out.trainer_restarts <= out.restarts_before) {
+    // Killed by the restart that moves the pod to its attempt (or not started since): no failure.
+    if (out.failed) {
+      out.failed = false;
+      out.failure_detail.clear();
+      out.trainer_exit_code.reset();
+    }
+    return;
+  }
+  if (out.failed) return;  // terminated now: said above with its own words
+  out.failed = true;
+  out.failure_detail = RestartDetail(status, trainer_container, &out.trainer_exit_code);
+}
+
 }  // namespace
 
 ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
@@ -139,6 +208,7 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
                          (message.empty() ? std::string() : " (" + message + ")") +
                          (other_failure.empty() ? std::string() : (reason.empty() ? ": " : "; ") + other_failure);
   }
+  ObserveInPlace(annotations, status, trainer_container, out);
   if (!out.Terminal() && !out.terminating) ObserveStartBlocked(status, out);
   return out;
 }

@@ -31,6 +31,16 @@ struct ObservedPod {
   std::string start_blocked_detail;
   std::string unique_id;                   // root pod's id annotation (never logged)
   int unique_id_attempt = 0;
+  // Restarts in place (failurePolicy.restartStrategy InPlace, docs/DESIGN.md): a pod made for it
+  // carries annotation nccl.dev/restarts-before-attempt (0 at creation; the operator sets it with
+  // the attempt label when the pod is moved to a later attempt): the trainer's restart count its
+  // attempt starts from. trainer_restarts is the trainer container's restartCount, plus one while
+  // it lies terminated with a non-zero code (its restart is coming). Beyond restarts_before, the
+  // pod failed in its attempt (failed, failure_detail from the containers' lastState).
+  bool in_place = false;
+  int restarts_before = 0;
+  int trainer_restarts = 0;
+  bool sidecar_ready = false;  // the sidecar container is ready (it serves an attempt)
 
   bool Terminal() const { return failed || trainer_succeeded || phase == "Succeeded" || phase == "Failed"; }
 };

@@ -135,10 +135,63 @@ class Decider {
     st().failed = c.failed;
   }
 
+  // A pod that failed in place is running again (its sidecar waits for the next attempt): it is
+  // not left for its logs like an ended one, or its trainer would start again and again.
+  static bool Ended(const ObservedPod& p) {
+    return p.in_place ? p.phase == "Succeeded" || p.phase == "Failed" : p.Terminal();
+  }
+
   void DeletePods(bool include_terminal) {
     for (const ObservedPod& p : pods_) {
       if (p.terminating) continue;
-      if (include_terminal || !p.Terminal()) plan_.delete_pods.push_back(p.name);
+      if (include_terminal || !Ended(p)) plan_.delete_pods.push_back(p.name);
+    }
+  }
+
+  // New pods restart in place (failurePolicy.restartStrategy; Auto asks the nodes).
+  bool InPlaceForNewPods() const {
+    switch (job_.spec.failure_policy.restart_strategy) {
+      case api::RestartStrategy::kInPlace: return true;
+      case api::RestartStrategy::kRecreate: return false;
+      case api::RestartStrategy::kAuto: return remembered_.nodes_restart_in_place;
+    }
+    return false;
+  }
+
+  // A pod that can serve the next attempt after its kubelet restarts its containers: made for
+  // it, still running (not ended, deleted or disrupted), and its sidecar has served an attempt
+  // (it is ready, or the pod already restarted since): a sidecar still starting may take up the
+  // next attempt without restarting its pod, so such a pod is made again instead.
+  bool RestartableInPlace(const ObservedPod& p) const {
+    return p.in_place && !p.terminating && p.phase != "Succeeded" && p.phase != "Failed" && !p.disruption &&
+           !p.trainer_succeeded && p.index >= 0 && p.index < job_.spec.replicas &&
+           (p.sidecar_ready || p.trainer_restarts > p.restarts_before);
+  }
+
+  // The pods the next attempt keeps, by index (nullptr: made again). A gang's pods are admitted
+  // together, so a gang that would make any pod again makes them all again.
+  std::vector<const ObservedPod*> KeptInPlace() const {
+    std::vector<const ObservedPod*> kept(job_.spec.replicas > 0 ? job_.spec.replicas : 0, nullptr);
+    std::vector<int> seen(kept.size(), 0);
+    for (const ObservedPod& p : pods_) {
+      if (p.index >= 0 && p.index < job_.spec.replicas && !p.terminating) seen[p.index] += 1;
+    }
+    for (const ObservedPod& p : pods_) {
+      if (RestartableInPlace(p) && seen[p.index] == 1) kept[p.index] = &p;
+    }
+    if (remembered_.gang_scheduled && std::find(kept.begin(), kept.end(), nullptr) != kept.end()) {
+      std::fill(kept.begin(), kept.end(), nullptr);
+    }
+    return kept;
+  }
+
+  // An attempt ended: its pods go, except those that restart in place.
+  void DeletePodsForRestart() {
+    const std::vector<const ObservedPod*> kept = KeptInPlace();
+    for (const ObservedPod& p : pods_) {
+      if (p.terminating) continue;
+      const bool keep = p.index >= 0 && p.index < static_cast<int>(kept.size()) && kept[p.index] == &p;
+      if (!keep) plan_.delete_pods.push_back(p.name);
     }
   }
 
@@ -249,8 +302,10 @@ class Decider {
       }
       return true;
     }
-    const api::Condition* before = st().Find(api::condition::kAdmitted);
-    const bool was_admitted = before != nullptr && before->status == "True";
+    // A copy: Restart below sets conditions, which may move them.
+    std::optional<api::Condition> before;
+    if (const api::Condition* found = st().Find(api::condition::kAdmitted)) before = *found;
+    const bool was_admitted = before && before->status == "True";
     const bool attempt_active = st().attempt > 0 && !st().IsTrue(api::condition::kRestarting) &&
                                 !st().IsTrue(api::condition::kSuspended);
     if (was_admitted && attempt_active) {
@@ -274,7 +329,7 @@ class Decider {
     const std::string msg = no_class ? remembered_.priority_class_missing
                                      : "waiting for admission in queue " + queue +
                                            (waiting.empty() ? std::string() : ": " + waiting);
-    if (before == nullptr || before->status == "True" || before->reason != reason || (no_class && before->message != msg)) {
+    if (!before || before->status == "True" || before->reason != reason || (no_class && before->message != msg)) {
       Emit(no_class ? "Warning" : "Normal", reason, msg);
     }
     Set(api::condition::kAdmitted, false, reason, msg);
@@ -290,7 +345,7 @@ class Decider {
   bool Backoff() {
     auto after = api::ParseTime(st().restart_after);
     if (after && now_ < *after) {
-      DeletePods(/*include_terminal=*/true);
+      DeletePodsForRestart();
       UpdateCounts();
       plan_.requeue_after = std::chrono::ceil<std::chrono::seconds>(*after - now_);
       return false;
@@ -372,7 +427,7 @@ class Decider {
     Set(api::condition::kRestarting, true, reason, msg);
     Set(api::condition::kRunning, false, reason, detail);
     Emit("Warning", "Restarting", msg);
-    DeletePods(/*include_terminal=*/true);
+    DeletePodsForRestart();
     UpdateCounts();
     plan_.requeue_after = wait;
   }
@@ -422,12 +477,25 @@ class Decider {
     const int attempt = st().attempt;
     const observed::AttemptView& view = View();
     const std::vector<bool> held = NamesHeld();
+    const std::vector<const ObservedPod*> kept = KeptInPlace();
     for (const ObservedPod* p : view.stale) {
-      if (!p->terminating) plan_.delete_pods.push_back(p->name);
+      if (p->terminating) continue;
+      const bool moves = p->index >= 0 && p->index < static_cast<int>(kept.size()) && kept[p->index] == p &&
+                         !view.by_index.count(p->index);
+      if (!moves) {
+        plan_.delete_pods.push_back(p->name);
+        continue;
+      }
+      // Its sidecar restarts the pod when it sees this attempt (one restart more), unless the
+      // pod restarted since its attempt began (its own failure, or NCCL's error after another
+      // rank's): that restart was its move, and its sidecar takes up this attempt as it is.
+      plan_.move_pods.push_back({p->name, std::max(p->trainer_restarts, p->restarts_before + 1)});
     }
     for (int i = 0; i < job_.spec.replicas; ++i) {
       if (!view.by_index.count(i) && !held[i]) plan_.create_pods.push_back(i);
     }
+    if (!plan_.create_pods.empty()) plan_.create_in_place = InPlaceForNewPods();
+    RecordRestartStrategy(view);
     if (cm_.attempt != attempt) plan_.write_configmap = true;  // reset to this attempt, no id
     PublishId(attempt);
     UpdateCounts();
@@ -444,6 +512,24 @@ class Decider {
       Set(api::condition::kRunning, false, "PodsStarting",
           std::to_string(c.running) + " of " + std::to_string(n) + " pods are running");
     }
+  }
+
+  // status.restartStrategy: InPlace when every pod of the attempt (kept, moved and new) restarts in place.
+  void RecordRestartStrategy(const observed::AttemptView& view) {
+    if (view.members.empty() && plan_.move_pods.empty() && plan_.create_pods.empty()) return;
+    bool in_place = plan_.create_pods.empty() || plan_.create_in_place;
+    for (const ObservedPod* p : view.members) in_place = in_place && p->in_place;
+    const std::string strategy = in_place ? "InPlace" : "Recreate";
+    if (plan_.attempt_started && !plan_.move_pods.empty()) {
+      for (Event& e : plan_.events) {
+        if (e.reason != "AttemptStarted") continue;
+        const std::size_t made = plan_.create_pods.size();
+        e.message = e.message.substr(0, e.message.find(": creating")) + ": restarting " + Count(static_cast<int>(plan_.move_pods.size()), "pod") +
+                    " of attempt " + std::to_string(st().attempt) + " in place" +
+                    (made > 0 ? " and creating " + Count(static_cast<int>(made), "pod") : std::string());
+      }
+    }
+    st().restart_strategy = strategy;
   }
 
   // Which of the attempt's pod names (contract::PodName(job, i), i in [0, replicas)) a pod holds,

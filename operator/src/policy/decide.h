@@ -24,6 +24,12 @@ struct Remembered {
   // The priority class its Kueue Workload needs (to be made, or to follow the job's
   // priority-class label) does not exist; says which. "" else.
   std::string priority_class_missing = {};
+  // failurePolicy.restartStrategy Auto: every schedulable node declares the kubelet's restart
+  // in place (controller/node_features.h); false when unknown.
+  bool nodes_restart_in_place = false;
+  // The job's pods form a gang of the scheduler's (desired::UsesGangScheduling): a pod made
+  // alone could not be admitted, so an attempt that must make any pod again makes them all.
+  bool gang_scheduled = false;
 };
 
 // kueue_workload: the job's Kueue Workload (only read for a job with a queue name).

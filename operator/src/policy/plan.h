@@ -7,7 +7,7 @@
 //      ConfigMap never holds an old id by the time its pods exist);
 //   3. status (a new attempt is recorded here, before any of its pods exists; IdPublished is
 //      derived again from the ConfigMap if a crash loses it);
-//   4. events;  5. delete pods;  6. create pods;
+//   4. events;  5. delete pods;  6. move pods to the attempt in place, create pods;
 //   7. the Kueue Workload: marked Finished, its evicted quota released, or (spec.suspend)
 //      deactivated or activated again; its PodsReady condition;  8. delete the job (TTL).
 // Names are reused: pod i of an attempt is created only once no pod holds its name; the id is
@@ -40,6 +40,14 @@ struct Plan {
   std::optional<desired::PublishedId> publish;
   std::vector<std::string> delete_pods;
   std::vector<int> create_pods;  // indices, for status.attempt
+  bool create_in_place = false;  // the new pods restart in place (desired::Pod's in_place)
+  // Pods moved to status.attempt in place: their attempt label and their
+  // nccl.dev/restarts-before-attempt annotation are patched; their sidecars restart them.
+  struct PodMove {
+    std::string name;
+    int restarts_before = 0;
+  };
+  std::vector<PodMove> move_pods;
   std::vector<Event> events;
   bool delete_job = false;
   // Jobs in a Kueue queue: create the Workload (desired/kueue_workload.h) if missing; once the job

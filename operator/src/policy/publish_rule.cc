@@ -39,6 +39,11 @@ PublishDecision DecidePublish(const api::NcclJob& job, const api::NcclJobStatus&
   // The new attempt's pods are made while the last of an old one go (decide.cc, Converge):
   // no id until they are gone, so no trainer of this attempt starts NCCL beside an old one.
   if (!view.stale.empty()) return Later("a pod of another attempt is still there");
+  // A pod moved to this attempt in place serves it once its containers restarted for it
+  // (observed/pod.h): until then its trainer may still be one of the last attempt.
+  for (const observed::ObservedPod* p : view.members) {
+    if (p->in_place && p->trainer_restarts < p->restarts_before) return Later("pod " + p->name + " has not restarted for this attempt yet");
+  }
   RootIds ids = CollectRootIds(job, view);
   if (!ids.list) return Skip(ids.missing);
   return {desired::PublishedId{*ids.list, api::FormatTime(now)}, {}};

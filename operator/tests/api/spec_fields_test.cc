@@ -181,6 +181,7 @@ Json Parsed(const NcclJobSpec& spec, std::string_view path) {
   }
   if (path == "suspend") return spec.suspend;
   if (path == "gangScheduling") return static_cast<int>(spec.gang_scheduling);
+  if (path == "failurePolicy.restartStrategy") return static_cast<int>(fp.restart_strategy);
   if (path == "template.spec.restartPolicy") return spec.pod_template.at("spec").value("restartPolicy", Json());
   ADD_FAILURE() << "spec_fields_test has no reader for spec." << path << ": add one to Parsed()";
   return Json();

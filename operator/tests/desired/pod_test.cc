@@ -63,6 +63,32 @@ TEST(Pod, InjectsTheSidecarAsANativeSidecar) {
 // The sidecar gets only what it reads and cannot learn otherwise (contract::env::kSidecarEnv):
 // every watcher of pods decodes each byte of every pod (bench/scale/podcost.py). Its namespace
 // is its service account's, its pod name <job>-<index>; no fieldRef is left on it.
+TEST(Pod, ARestartInPlaceGivesTheTrainerAndSidecarRulesAndTheSidecarItsState) {
+  auto job = testing::Job();
+  job.spec.failure_policy.fail_fast_exit_codes = {42, 43};
+  Json plain = Pod(job, 1, 2, {});
+  EXPECT_FALSE(plain["spec"]["initContainers"][0].contains("restartPolicyRules"));
+  EXPECT_FALSE(plain["metadata"]["annotations"].contains("nccl.dev/restarts-before-attempt"));
+
+  Json pod = Pod(job, 1, 2, {}, /*in_place=*/true);
+  EXPECT_EQ(pod["metadata"]["annotations"]["nccl.dev/restarts-before-attempt"], "0");
+  const Json& trainer = pod["spec"]["containers"][0];
+  EXPECT_EQ(trainer["restartPolicy"], "Never");
+  EXPECT_EQ(trainer["restartPolicyRules"], Json::parse(R"([{"action":"RestartAllContainers",
+      "exitCodes":{"operator":"NotIn","values":[0,42,43]}}])"))
+      << "a fail-fast code or success ends the pod as before";
+  const Json& sidecar = pod["spec"]["initContainers"][0];
+  EXPECT_EQ(sidecar["restartPolicy"], "Always");
+  EXPECT_EQ(sidecar["restartPolicyRules"], Json::parse(R"([{"action":"RestartAllContainers",
+      "exitCodes":{"operator":"NotIn","values":[0]}}])"));
+  EXPECT_EQ(sidecar["args"].back(), "--in-place-state=/var/run/nccl-sidecar");
+  EXPECT_EQ(sidecar["volumeMounts"][0]["name"], "nccl-sidecar-state");
+  EXPECT_EQ(sidecar["volumeMounts"][0]["mountPath"], "/var/run/nccl-sidecar");
+  bool has_volume = false;
+  for (const Json& v : pod["spec"]["volumes"]) has_volume = has_volume || (v["name"] == "nccl-sidecar-state" && v.contains("emptyDir"));
+  EXPECT_TRUE(has_volume);
+}
+
 TEST(Pod, TheSidecarGetsOnlyWhatItReadsAndCannotLearn) {
   api::NcclJob job = testing::Job();
   job.spec.bootstrap_roots_set = true;

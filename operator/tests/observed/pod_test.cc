@@ -156,3 +156,62 @@ TEST(ObservePod, CarriesTheDisruption) {
 
 }  // namespace
 }  // namespace ncclop::observed
+
+namespace ncclop::observed {
+namespace {
+
+// A pod made to restart in place, its trainer restarted `restart_count` times, the attempt
+// starting from `before`; `trainer_state` and `last` are its state and lastState.
+ObservedPod InPlace(int before, int restart_count, const char* trainer_state, const char* last = "{}") {
+  std::string text = std::string(R"({"metadata":{"name":"demo-1","labels":{"nccl.dev/index":"1","nccl.dev/attempt":"2"},
+      "annotations":{"nccl.dev/restarts-before-attempt":")") + std::to_string(before) + R"("}},
+    "status":{"phase":"Running",
+      "initContainerStatuses":[{"name":"nccl-sidecar","ready":true,"restartCount":)" + std::to_string(restart_count) +
+                     R"(,"lastState":{"terminated":{"exitCode":137}}}],
+      "containerStatuses":[{"name":"trainer","restartCount":)" + std::to_string(restart_count) +
+                     R"(,"state":)" + trainer_state + R"(,"lastState":)" + last + "}]}}";
+  return ObservePod(nlohmann::json::parse(text), "trainer");
+}
+
+TEST(ObservePod, APodRestartedInPlaceBeyondItsAttemptsStartFailedWithItsTrainersWords) {
+  ObservedPod p = InPlace(1, 2, R"({"running":{}})", R"({"terminated":{"exitCode":3,"reason":"Error","message":"boom"}})");
+  EXPECT_TRUE(p.in_place);
+  EXPECT_EQ(p.restarts_before, 1);
+  EXPECT_EQ(p.trainer_restarts, 2);
+  EXPECT_TRUE(p.sidecar_ready);
+  EXPECT_TRUE(p.failed);
+  EXPECT_FALSE(p.Terminal() && p.phase != "Running") << "it runs again";
+  EXPECT_EQ(p.trainer_exit_code, 3);
+  EXPECT_EQ(p.failure_detail, "trainer exited with code 3 (Error), last output: boom; its pod restarts in place");
+}
+
+TEST(ObservePod, TheRestartThatMovesAPodToItsAttemptIsNoFailure) {
+  // Killed by its kubelet while its sidecar restarts it for attempt 2 (restart count 1 to come).
+  ObservedPod killed = InPlace(1, 0, R"({"terminated":{"exitCode":137,"reason":"Error"}})");
+  EXPECT_EQ(killed.trainer_restarts, 1);
+  EXPECT_FALSE(killed.failed);
+  EXPECT_FALSE(killed.trainer_exit_code.has_value());
+  EXPECT_TRUE(killed.failure_detail.empty());
+  ObservedPod moved = InPlace(1, 1, R"({"running":{}})", R"({"terminated":{"exitCode":137}})");
+  EXPECT_FALSE(moved.failed);
+  ObservedPod not_yet = InPlace(1, 0, R"({"running":{}})");
+  EXPECT_FALSE(not_yet.failed);
+}
+
+TEST(ObservePod, ATrainerLyingTerminatedInItsAttemptIsAFailureBeforeItsRestart) {
+  ObservedPod p = InPlace(1, 1, R"({"terminated":{"exitCode":1,"reason":"Error"}})");
+  EXPECT_EQ(p.trainer_restarts, 2);
+  EXPECT_TRUE(p.failed);
+  EXPECT_EQ(p.trainer_exit_code, 1);
+}
+
+TEST(ObservePod, APodNotMadeToRestartInPlaceReadsAsBefore) {
+  nlohmann::json pod = nlohmann::json::parse(R"({"metadata":{"name":"demo-0"},"status":{"phase":"Running",
+      "containerStatuses":[{"name":"trainer","restartCount":4,"state":{"running":{}}}]}})");
+  ObservedPod p = ObservePod(pod, "trainer");
+  EXPECT_FALSE(p.in_place);
+  EXPECT_FALSE(p.failed);
+}
+
+}  // namespace
+}  // namespace ncclop::observed

@@ -1,0 +1,176 @@
+// Decide for a job whose pods restart in place (failurePolicy.restartStrategy): which strategy
+// new pods get, a failed attempt that keeps its pods, the next attempt that moves them instead of
+// making them again, the pods that are made again all the same, and the id held back until every
+// moved pod restarted.
+#include "policy/decide.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "decide_fixtures.h"
+
+namespace ncclop::policy {
+namespace {
+
+using namespace std::chrono_literals;
+using observed::ObservedPod;
+using testing::Cm;
+using testing::HasEvent;
+using testing::kNow;
+using testing::RunningJob;
+
+// Pod `index` made to restart in place, serving `attempt` with its sidecar ready.
+ObservedPod InPlacePod(int index, int attempt, int restarts_before = 0) {
+  ObservedPod p = testing::Pod(index, attempt);
+  p.in_place = true;
+  p.restarts_before = restarts_before;
+  p.trainer_restarts = restarts_before;
+  p.sidecar_ready = true;
+  p.ready = true;
+  return p;
+}
+
+std::vector<ObservedPod> InPlacePods(int attempt, int restarts_before = 0) {
+  std::vector<ObservedPod> pods;
+  for (int i = 0; i < 4; ++i) pods.push_back(InPlacePod(i, attempt, restarts_before));
+  return pods;
+}
+
+// Pod `index` whose trainer failed and whose kubelet restarted it in place.
+ObservedPod RestartedPod(int index, int attempt, int restarts_before = 0) {
+  ObservedPod p = InPlacePod(index, attempt, restarts_before);
+  p.trainer_restarts = restarts_before + 1;
+  p.failed = true;
+  p.trainer_exit_code = 1;
+  p.failure_detail = "trainer exited with code 1; its pod restarts in place";
+  p.sidecar_ready = false;  // its sidecar waits for the next attempt
+  p.ready = false;
+  return p;
+}
+
+api::NcclJob WithStrategy(api::NcclJob job, api::RestartStrategy strategy) {
+  job.spec.failure_policy.restart_strategy = strategy;
+  return job;
+}
+
+// Attempt `attempt` failed (restart 1) and its backoff is over at kNow.
+api::NcclJob BackoffOver(int attempt) {
+  auto job = RunningJob(attempt, 1);
+  job.status.restart_after = "2024-01-01T00:00:00Z";
+  job.status.conditions.push_back({"Restarting", "True", "PodFailed", "", "2024-01-01T00:00:00Z", 1});
+  return job;
+}
+
+TEST(DecideInPlace, NewPodsRestartInPlaceWhenTheStrategyOrTheNodesSaySo) {
+  Remembered nodes_can;
+  nodes_can.nodes_restart_in_place = true;
+  const auto job = testing::Job(4, 2);
+  EXPECT_FALSE(Decide(job, {}, {}, kNow).create_in_place) << "Auto, nodes unknown";
+  Plan auto_can = Decide(job, {}, {}, kNow, nodes_can);
+  EXPECT_TRUE(auto_can.create_in_place);
+  EXPECT_EQ(auto_can.status.restart_strategy, "InPlace");
+  Plan forced = Decide(WithStrategy(job, api::RestartStrategy::kInPlace), {}, {}, kNow);
+  EXPECT_TRUE(forced.create_in_place);
+  Plan recreate = Decide(WithStrategy(job, api::RestartStrategy::kRecreate), {}, {}, kNow, nodes_can);
+  EXPECT_FALSE(recreate.create_in_place);
+  EXPECT_EQ(recreate.status.restart_strategy, "Recreate");
+}
+
+TEST(DecideInPlace, AFailureSeenAsARestartInPlaceEndsTheAttemptAndKeepsEveryPod) {
+  auto pods = InPlacePods(1);
+  pods[2] = RestartedPod(2, 1);
+  Plan p = Decide(RunningJob(), pods, Cm(1, true), kNow);
+  EXPECT_EQ(p.status.state, "Restarting");
+  EXPECT_EQ(p.status.restarts, 1);
+  EXPECT_TRUE(p.delete_pods.empty()) << "every pod restarts in place";
+  EXPECT_TRUE(HasEvent(p, "Restarting"));
+}
+
+TEST(DecideInPlace, TheNextAttemptMovesThePodsInsteadOfMakingThemAgain) {
+  auto pods = InPlacePods(1);
+  pods[2] = RestartedPod(2, 1);
+  Plan p = Decide(BackoffOver(1), pods, Cm(1, true), kNow);
+  EXPECT_EQ(p.status.attempt, 2);
+  EXPECT_TRUE(p.write_configmap) << "the ConfigMap names attempt 2: the sidecars restart their pods";
+  EXPECT_FALSE(p.publish);
+  EXPECT_TRUE(p.delete_pods.empty());
+  EXPECT_TRUE(p.create_pods.empty());
+  ASSERT_EQ(p.move_pods.size(), 4u);
+  for (const Plan::PodMove& m : p.move_pods) {
+    // The healthy pods restart once more (their sidecar's exit); pod 2 already did.
+    EXPECT_EQ(m.restarts_before, 1) << m.name;
+  }
+  EXPECT_EQ(p.status.restart_strategy, "InPlace");
+  auto started = std::find_if(p.events.begin(), p.events.end(), [](const Event& e) { return e.reason == "AttemptStarted"; });
+  ASSERT_NE(started, p.events.end());
+  EXPECT_NE(started->message.find("restarting 4 pods of attempt 2 in place"), std::string::npos) << started->message;
+}
+
+TEST(DecideInPlace, APodThatRestartedTwiceStartsTheAttemptFromItsCount) {
+  auto pods = InPlacePods(1, 3);
+  pods[0] = RestartedPod(0, 1, 3);
+  pods[0].trainer_restarts = 5;
+  Plan p = Decide(BackoffOver(1), pods, Cm(1, true), kNow);
+  ASSERT_EQ(p.move_pods.size(), 4u);
+  EXPECT_EQ(p.move_pods[0].name, "demo-0");
+  EXPECT_EQ(p.move_pods[0].restarts_before, 5);
+  EXPECT_EQ(p.move_pods[1].restarts_before, 4);
+}
+
+TEST(DecideInPlace, PodsThatCannotRestartInPlaceAreMadeAgain) {
+  auto pods = InPlacePods(1);
+  pods[0] = RestartedPod(0, 1);
+  pods[1].sidecar_ready = false;  // its sidecar had not served yet: it may take up attempt 2 as it is
+  pods[2] = testing::FailedPod(2, 1, 3);  // ended (made before restarts in place)
+  pods[3].disruption = observed::Disruption{"Eviction", "evicted"};
+  Plan failed = Decide(RunningJob(), pods, Cm(1, true), kNow);
+  EXPECT_EQ(failed.delete_pods, (std::vector<std::string>{"demo-1", "demo-2", "demo-3"}));
+  Plan next = Decide(BackoffOver(1), {pods[0]}, Cm(1, true), kNow);
+  ASSERT_EQ(next.move_pods.size(), 1u);
+  EXPECT_EQ(next.move_pods[0].name, "demo-0");
+  EXPECT_EQ(next.create_pods, (std::vector<int>{1, 2, 3}));
+  EXPECT_EQ(next.status.restart_strategy, "Recreate") << "Auto with nodes unknown: the new pods are made to be recreated";
+}
+
+TEST(DecideInPlace, AGangMakesEveryPodAgainWhenOneMustBe) {
+  Remembered gang;
+  gang.gang_scheduled = true;
+  auto pods = InPlacePods(1);
+  pods[0] = RestartedPod(0, 1);
+  pods[3].sidecar_ready = false;
+  Plan p = Decide(RunningJob(), pods, Cm(1, true), kNow, gang);
+  EXPECT_EQ(p.delete_pods.size(), 4u) << "a lone new pod could not be admitted by the gang";
+  Plan all_kept = Decide(RunningJob(), {RestartedPod(0, 1), InPlacePod(1, 1), InPlacePod(2, 1), InPlacePod(3, 1)},
+                         Cm(1, true), kNow, gang);
+  EXPECT_TRUE(all_kept.delete_pods.empty());
+}
+
+TEST(DecideInPlace, TheIdWaitsUntilEveryMovedPodRestarted) {
+  auto pods = InPlacePods(2, 1);
+  pods[0].unique_id = "aWQ=";
+  pods[0].unique_id_attempt = 2;
+  pods[3].trainer_restarts = 0;  // moved, its sidecar has not restarted it yet
+  auto job = RunningJob(2, 1);
+  Plan waiting = Decide(job, pods, Cm(2), kNow);
+  EXPECT_FALSE(waiting.publish);
+  EXPECT_FALSE(waiting.status.Finished());
+  EXPECT_EQ(waiting.status.restarts, 1) << "not yet restarted is no failure";
+  pods[3].trainer_restarts = 1;
+  Plan published = Decide(job, pods, Cm(2), kNow);
+  ASSERT_TRUE(published.publish);
+}
+
+TEST(DecideInPlace, AFailedJobDeletesPodsThatRestartedInPlace) {
+  auto pods = InPlacePods(1);
+  pods[1] = RestartedPod(1, 1);
+  auto job = RunningJob(1, 0);
+  job.spec.failure_policy.max_restarts = 0;
+  Plan p = Decide(job, pods, Cm(1, true), kNow);
+  EXPECT_EQ(p.status.state, "Failed");
+  EXPECT_EQ(p.delete_pods.size(), 4u) << "a pod restarted in place runs again: it is not left for its logs";
+}
+
+}  // namespace
+}  // namespace ncclop::policy
