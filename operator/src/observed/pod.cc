@@ -2,6 +2,7 @@
 
 #include <optional>
 #include <set>
+#include <string_view>
 
 #include "api/nccl_job.h"
 #include "contract/names.h"
@@ -85,32 +86,50 @@ int IntAt(const Json& obj, const char* key) {
   return it != obj.end() && it->is_number_integer() ? static_cast<int>(it->get<int64_t>()) : 0;
 }
 
-// The kubelet's kill of a container for a restart in place, and the sidecar's own exit when its
-// pod moves to a later attempt: neither is why a pod failed.
-bool EndedByRestart(int code) { return code == 137 || code == contract::kSidecarExitAttemptOver; }
+// How a container ended before its last restart: its lastState.terminated, or null.
+const Json* LastTerminated(const Json& container_status) {
+  const Json& last = ObjectField(ObjectField(container_status, "lastState"), "terminated");
+  return last.is_object() && last.contains("exitCode") ? &last : nullptr;
+}
 
-// Why a pod restarted in place, from how its containers ended last (the trainer first).
+std::string EndedWith(const std::string& who, const Json& terminated) {
+  const std::string reason = StringField(terminated, "reason");
+  std::string detail = who + " exited with code " + std::to_string(ExitCode(terminated)) + (reason.empty() ? "" : " (" + reason + ")");
+  if (std::string tail = MessageTail(StringField(terminated, "message")); !tail.empty()) detail += ", last output: " + tail;
+  return detail + "; its pod restarts in place";
+}
+
+// Why a pod restarted in place, from how its containers ended last. The kubelet kills every other
+// container of the pod (137) when one ends: a container that ended otherwise (not 0, not 137, not
+// the sidecar's kSidecarExitAttemptOver) is the cause, the trainer first; else the trainer's 137
+// (a SIGKILL, the OOM killer).
 std::string RestartDetail(const Json& status, const std::string& trainer_container, std::optional<int>* trainer_code) {
+  constexpr int kKilled = 137;
+  const Json* trainer = nullptr;
   std::string other;
   for (const char* key : {"containerStatuses", "initContainerStatuses"}) {
     for (const Json& cs : ArrayField(status, key)) {
-      const Json& last = ObjectField(ObjectField(cs, "lastState"), "terminated");
-      if (!last.is_object() || !last.contains("exitCode")) continue;
-      const int code = ExitCode(last);
+      const Json* last = LastTerminated(cs);
+      if (last == nullptr) continue;
       const std::string name = StringField(cs, "name");
-      if (name == trainer_container && !EndedByRestart(code)) {
-        *trainer_code = code;
-        std::string reason = StringField(last, "reason");
-        std::string detail = "trainer exited with code " + std::to_string(code) + (reason.empty() ? "" : " (" + reason + ")");
-        if (std::string tail = MessageTail(StringField(last, "message")); !tail.empty()) detail += ", last output: " + tail;
-        return detail + "; its pod restarts in place";
-      }
-      if (code != 0 && !EndedByRestart(code) && other.empty()) {
-        other = "container " + name + " exited with code " + std::to_string(code) + "; its pod restarts in place";
+      const int code = ExitCode(*last);
+      if (key == std::string_view("containerStatuses") && name == trainer_container) {
+        trainer = last;
+        if (code != kKilled && code != 0) {
+          *trainer_code = code;
+          return EndedWith("trainer", *last);
+        }
+      } else if (code != 0 && code != kKilled && code != contract::kSidecarExitAttemptOver && other.empty()) {
+        other = EndedWith(name == contract::kSidecarContainerName ? std::string("the sidecar") : "container " + name, *last);
       }
     }
   }
-  return other.empty() ? "its containers were restarted in place" : other;
+  if (!other.empty()) return other;
+  if (trainer != nullptr && ExitCode(*trainer) == kKilled) {
+    *trainer_code = kKilled;
+    return EndedWith("trainer", *trainer);
+  }
+  return "its containers were restarted in place";
 }
 
 // The restart-in-place facts of ObservedPod (observed/pod.h).

@@ -215,3 +215,28 @@ TEST(ObservePod, APodNotMadeToRestartInPlaceReadsAsBefore) {
 
 }  // namespace
 }  // namespace ncclop::observed
+
+namespace ncclop::observed {
+namespace {
+
+ObservedPod RestartedWith(const char* trainer_last, const char* sidecar_last) {
+  std::string text = std::string(R"({"metadata":{"name":"demo-1","annotations":{"nccl.dev/restarts-before-attempt":"0"}},
+    "status":{"phase":"Running",
+      "initContainerStatuses":[{"name":"nccl-sidecar","restartCount":1,"lastState":{"terminated":)") + sidecar_last + R"(}}],
+      "containerStatuses":[{"name":"trainer","restartCount":1,"state":{"running":{}},"lastState":{"terminated":)" +
+                     trainer_last + "}}]}}";
+  return ObservePod(nlohmann::json::parse(text), "trainer");
+}
+
+TEST(ObservePod, ARestartInPlaceNamesItsCause) {
+  ObservedPod killed = RestartedWith(R"({"exitCode":137,"reason":"Error"})", R"({"exitCode":137})");
+  EXPECT_TRUE(killed.failed);
+  EXPECT_EQ(killed.trainer_exit_code, 137) << "a SIGKILL of the trainer is its own ending";
+  EXPECT_EQ(killed.failure_detail, "trainer exited with code 137 (Error); its pod restarts in place");
+  ObservedPod sidecar = RestartedWith(R"({"exitCode":137})", R"({"exitCode":2,"reason":"Error"})");
+  EXPECT_EQ(sidecar.failure_detail, "the sidecar exited with code 2 (Error); its pod restarts in place");
+  EXPECT_FALSE(sidecar.trainer_exit_code.has_value()) << "killed by its kubelet: not the trainer's code";
+}
+
+}  // namespace
+}  // namespace ncclop::observed

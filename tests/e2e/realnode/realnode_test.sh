@@ -10,7 +10,10 @@
 #     MASTER_ADDR to pod 0's IP through cluster DNS;
 #   - the operator and the sidecars run as non-root with a read-only root filesystem (read from
 #     their processes on the node);
-#   - a trainer killed with SIGKILL: attempt 2 with a fresh id, then Succeeded; exit code 2 in
+#   - a trainer killed with SIGKILL: attempt 2 restarted in place (restartStrategy Auto on a node that
+#     declares the kubelet's feature): the same pods (UIDs), every container restarted once, an
+#     emptyDir kept, no pod made or deleted, a fresh id, then Succeeded; a pod deleted by hand is made
+#     again while the others restart in place; exit code 2 in
 #     failFastExitCodes: Failed without a restart; deleting a job removes its pods, children and
 #     containers;
 #   - what a user sees when the cluster says no: an image that does not exist, a command that
@@ -116,7 +119,7 @@ confined() {  # confined <pid>: uid not 0 and / mounted read-only
 op_pod=$(kubectl -n nccl-system get pods -o jsonpath='{.items[0].metadata.name}')
 check "operator container: non-root, read-only root filesystem" confined "$(pid_of nccl-system "$op_pod" operator)"
 
-# ---- SIGKILL of a trainer: attempt 2, fresh id, Succeeded; MASTER_ADDR resolves ----------------
+# ---- SIGKILL of a trainer: attempt 2 in place, fresh id, Succeeded; MASTER_ADDR resolves ---------
 ns=rn-kill
 kubectl create namespace "$ns" >/dev/null
 kubectl -n "$ns" apply -f - >/dev/null <<YAML
@@ -126,17 +129,20 @@ metadata: {name: kill}
 spec:
   replicas: 2
   gpusPerPod: 0
-  failurePolicy: {maxRestarts: 2, backoffSeconds: 1}
+  failurePolicy: {maxRestarts: 3, backoffSeconds: 1}
   template:
     spec:
-      securityContext: {runAsNonRoot: true, runAsUser: 65532}
+      securityContext: {runAsNonRoot: true, runAsUser: 65532, fsGroup: 65532}
+      volumes: [{name: scratch, emptyDir: {}}]
       containers:
         - name: trainer
           image: $TRAINER_IMAGE
           securityContext: {readOnlyRootFilesystem: true, allowPrivilegeEscalation: false}
           resources: {requests: {cpu: 50m}}
+          volumeMounts: [{name: scratch, mountPath: /scratch}]
           # Pod 0's name is in DNS once the endpoint controllers saw its IP: a moment after it starts.
-          command: [sh, -c, 'n=0; until getent hosts "\$MASTER_ADDR"; do n=\$((n+1)); [ \$n -ge 120 ] && break; sleep 0.5; done; if [ "\$NCCLJOB_ATTEMPT" = 1 ]; then exec nccl-allreduce --linger-seconds 600; else exec nccl-allreduce; fi']
+          # The first start of each pod trains for long; a restart (in place: /scratch is kept) ends at once.
+          command: [sh, -c, 'n=0; until getent hosts "\$MASTER_ADDR"; do n=\$((n+1)); [ \$n -ge 120 ] && break; sleep 0.5; done; if [ -e /scratch/started ]; then exec nccl-allreduce; else touch /scratch/started; exec nccl-allreduce --linger-seconds 600; fi']
 YAML
 check "kill: attempt 1 running" rn_wait 60 "$ns" nccljob/kill '{.status.state}/{.status.attempt}' Running/1
 wait_log() { local d=$(( $(date +%s) + 30 )); until kubectl -n "$ns" logs "$1" -c trainer 2>/dev/null | grep -q "$2"; do [ "$(date +%s)" -lt $d ] || return 1; sleep 0.3; done; }
@@ -153,6 +159,8 @@ check "MASTER_ADDR (kill-0.kill.$ns.svc) resolves to pod kill-0's IP $ip0 in pod
   test "$(awk '{print $1}' <<<"$resolved")" = "$ip0"
 check "sidecar container: non-root, read-only root filesystem" confined "$(pid_of "$ns" kill-1 nccl-sidecar)"
 check "trainer container (template asks it): non-root, read-only root filesystem" confined "$(pid_of "$ns" kill-1 trainer)"
+check "kill: attempt 1 restarts in place (status.restartStrategy)" rn_wait 5 "$ns" nccljob/kill '{.status.restartStrategy}' InPlace
+uids1=$(kubectl -n "$ns" get pods -l nccl.dev/job-name=kill -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.uid} {end}')
 victim=$(pid_of "$ns" kill-1 trainer)
 kill -9 "$victim"
 check "kill: SIGKILL of kill-1's trainer (pid $victim) starts attempt 2" rn_wait 60 "$ns" nccljob/kill '{.status.attempt}' 2
@@ -161,6 +169,46 @@ id2=$(kubectl -n "$ns" get configmap kill-nccl -o jsonpath='{.data.attempt}/{.da
 check "kill: attempt 2 has a fresh id (ConfigMap kill-nccl: attempt ${id1%%/*}, then ${id2%%/*}, ids differ)" \
   test "${id1%%/*}" = 1 -a "${id2%%/*}" = 2 -a "${id1#*/}" != "${id2#*/}" -a -n "${id1#*/}" -a -n "${id2#*/}"
 check "kill: the restart says exit code 137" bash -c "kubectl -n $ns get events --field-selector reason=Restarting -o jsonpath='{.items[*].message}' | grep -q 'code 137'"
+uids2=$(kubectl -n "$ns" get pods -l nccl.dev/job-name=kill -o jsonpath='{range .items[*]}{.metadata.name}={.metadata.uid} {end}')
+check "kill: attempt 2 ran on the same pods, in place ($uids2)" test "$uids1" = "$uids2"
+counts=$(kubectl -n "$ns" get pods -l nccl.dev/job-name=kill -o jsonpath='{range .items[*]}{.status.initContainerStatuses[0].restartCount}{.status.containerStatuses[0].restartCount} {end}')
+check "kill: every container (sidecar, trainer) of both pods restarted once ($counts)" test "$counts" = "11 11 "
+check "kill: the pods now say attempt 2" test "$(kubectl -n "$ns" get pods -l nccl.dev/job-name=kill,nccl.dev/attempt=2 -o name | wc -l)" = 2
+check "kill: the restarted trainers logged attempt 2" bash -c "kubectl -n $ns logs kill-0 -c trainer | grep -q 'attempt 2, .*obtained' && kubectl -n $ns logs kill-1 -c trainer | grep -q 'attempt 2, .*obtained'"
+check "kill: no pod was made for the restart (2 Scheduled events)" \
+  test "$(kubectl -n "$ns" get events --field-selector reason=Scheduled -o name | wc -l)" = 2
+
+# ---- a pod deleted by hand is made again; the other restarts in place -----------------------------
+kubectl -n "$ns" apply -f - >/dev/null <<YAML
+apiVersion: nccl.dev/v1alpha1
+kind: NcclJob
+metadata: {name: gone}
+spec:
+  replicas: 2
+  gpusPerPod: 0
+  failurePolicy: {maxRestarts: 3, backoffSeconds: 1}
+  template:
+    spec:
+      volumes: [{name: scratch, emptyDir: {}}]
+      containers:
+        - name: trainer
+          image: $TRAINER_IMAGE
+          resources: {requests: {cpu: 50m}}
+          volumeMounts: [{name: scratch, mountPath: /scratch}]
+          command: [sh, -c, 'if [ -e /scratch/started ] || [ "\$NCCLJOB_ATTEMPT" != 1 ]; then exec nccl-allreduce; else touch /scratch/started; exec nccl-allreduce --linger-seconds 600; fi']
+YAML
+check "gone: attempt 1 running" rn_wait 60 "$ns" nccljob/gone '{.status.state}/{.status.attempt}' Running/1
+check "gone: gone-1's trainer got the id" wait_log gone-1 "obtained"
+uid0=$(kubectl -n "$ns" get pod gone-0 -o jsonpath='{.metadata.uid}')
+uid1=$(kubectl -n "$ns" get pod gone-1 -o jsonpath='{.metadata.uid}')
+kubectl -n "$ns" delete pod gone-1 --wait=false >/dev/null
+check "gone: deleting pod gone-1 starts attempt 2" rn_wait 60 "$ns" nccljob/gone '{.status.attempt}' 2
+check "gone: attempt 2 Succeeded" rn_wait 90 "$ns" nccljob/gone '{.status.state}' Succeeded
+check "gone: gone-0 restarted in place (same UID, restart count 1)" \
+  test "$(kubectl -n "$ns" get pod gone-0 -o jsonpath='{.metadata.uid}/{.status.containerStatuses[0].restartCount}')" = "$uid0/1"
+new1=$(kubectl -n "$ns" get pod gone-1 -o jsonpath='{.metadata.uid}')
+check "gone: gone-1 was made again (a new UID)" test -n "$new1" -a "$new1" != "$uid1"
+kubectl -n "$ns" delete nccljob gone --wait=false >/dev/null
 
 # ---- delete cleans up ---------------------------------------------------------------------------
 kubectl -n "$ns" delete nccljob kill --wait=false >/dev/null
