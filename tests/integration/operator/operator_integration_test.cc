@@ -1,6 +1,7 @@
 // nccl-operator against a real kube-apiserver + kube-controller-manager. No kubelet runs:
 // the test writes pod status the way a kubelet would and annotates the root pod the way its
 // sidecar would. Every test has its own namespace and its own operator (--namespace).
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -81,6 +82,25 @@ void Terminate(const std::string& ns, const std::string& name, int exit_code) {
                                  {"restartCount", 0},
                                  {"state", {{"terminated", {{"exitCode", exit_code}, {"reason", exit_code ? "Error" : "Completed"}}}}}}})}}}};
   auto r = RunKubectl("patch pod " + name + " -n " + ns + " --subresource=status --type=merge -p " + Shell(patch.dump()));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+}
+
+// Plays the kubelet of a pod that restarts in place: its sidecar ready (serving) and its trainer
+// running after `restarts` restarts; the last one ended with `last_exit` (none when restarts is 0).
+void RunInPlace(const std::string& ns, const std::string& name, int restarts, int last_exit = 137) {
+  Json last = restarts == 0 ? Json::object() : Json{{"terminated", {{"exitCode", last_exit}, {"reason", "Error"}}}};
+  Json status = {{"phase", "Running"},
+                 {"initContainerStatuses",
+                  Json::array({{{"name", "nccl-sidecar"}, {"image", "nccl-sidecar:1"}, {"imageID", ""}, {"ready", true},
+                                {"started", true}, {"restartCount", restarts},
+                                {"state", {{"running", {{"startedAt", "2026-01-01T00:00:00Z"}}}}},
+                                {"lastState", restarts == 0 ? Json::object() : Json{{"terminated", {{"exitCode", 137}}}}}}})},
+                 {"containerStatuses",
+                  Json::array({{{"name", "trainer"}, {"image", "trainer:1"}, {"imageID", ""}, {"ready", true},
+                                {"restartCount", restarts}, {"state", {{"running", {{"startedAt", "2026-01-01T00:00:00Z"}}}}},
+                                {"lastState", last}}})}};
+  auto r = RunKubectl("patch pod " + name + " -n " + ns + " --subresource=status --type=merge -p " +
+                      Shell(Json{{"status", status}}.dump()));
   ASSERT_EQ(r.exit_code, 0) << r.output;
 }
 
@@ -308,6 +328,54 @@ TEST_F(OperatorTest, AFailedPodEndsTheAttemptAndTheNextGetsFreshPodsAndNoId) {
   auto events = RunKubectl("get events -n " + ns_ + " --field-selector involvedObject.name=rs");
   EXPECT_NE(events.output.find("Restarting"), std::string::npos) << events.output;
   EXPECT_NE(events.output.find("rs-1"), std::string::npos) << "the event says which pod failed:\n" << events.output;
+}
+
+TEST_F(OperatorTest, AnAttemptRestartedInPlaceKeepsItsPodsAndPublishesOnlyOnceEveryPodRestarted) {
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("ip", 3, "  failurePolicy:\n    backoffSeconds: 0\n    restartStrategy: InPlace\n")).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("ip", 3, 1));
+  std::vector<std::string> uids;
+  for (const Json& p : Pods(ns_, "ip")) {
+    uids.push_back(p["metadata"]["uid"]);
+    // The API server kept the rules the kubelet acts on.
+    EXPECT_EQ(p["spec"]["initContainers"][0]["restartPolicyRules"][0]["action"], "RestartAllContainers");
+    EXPECT_EQ(p["spec"]["containers"][0]["restartPolicyRules"][0]["exitCodes"]["operator"], "NotIn");
+    EXPECT_EQ(p["metadata"]["annotations"]["nccl.dev/restarts-before-attempt"], "0");
+  }
+  for (int i = 0; i < 3; ++i) RunInPlace(ns_, "ip-" + std::to_string(i), 0);
+  ASSERT_EQ(RunKubectl("annotate pod ip-0 -n " + ns_ + " nccl.dev/unique-id=QQ== nccl.dev/unique-id-attempt=1").exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return GetJson("cm ip-nccl -n " + ns_)["data"].contains("uniqueId"); }, kTimeout));
+  EXPECT_EQ(Status(ns_, "ip")["restartStrategy"], "InPlace");
+
+  // ip-1's trainer exits 3; its kubelet restarts the pod in place at once.
+  RunInPlace(ns_, "ip-1", 1, 3);
+  ASSERT_TRUE(WaitForPods("ip", 3, 2)) << RunKubectl("get pods -n " + ns_ + " --show-labels").output;
+  Json status = Status(ns_, "ip");
+  EXPECT_EQ(status["attempt"], 2);
+  EXPECT_EQ(status["restarts"], 1);
+  std::vector<std::string> kept;
+  for (const Json& p : Pods(ns_, "ip")) {
+    kept.push_back(p["metadata"]["uid"]);
+    EXPECT_EQ(p["metadata"]["annotations"]["nccl.dev/restarts-before-attempt"], "1") << p["metadata"]["name"];
+  }
+  std::sort(uids.begin(), uids.end());
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(kept, uids) << "no pod was made again";
+  Json cm = GetJson("cm ip-nccl -n " + ns_);
+  EXPECT_EQ(cm["data"]["attempt"], "2");
+  EXPECT_FALSE(cm["data"].contains("uniqueId"));
+  auto events = RunKubectl("get events -n " + ns_ + " --field-selector involvedObject.name=ip");
+  EXPECT_NE(events.output.find("trainer exited with code 3"), std::string::npos) << events.output;
+  EXPECT_NE(events.output.find("in place"), std::string::npos) << events.output;
+
+  // The root's new trainer posts attempt 2's id while ip-2 still runs attempt 1's trainer.
+  RunInPlace(ns_, "ip-0", 1);
+  ASSERT_EQ(RunKubectl("annotate --overwrite pod ip-0 -n " + ns_ + " nccl.dev/unique-id=Qg== nccl.dev/unique-id-attempt=2").exit_code, 0);
+  EXPECT_FALSE(WaitFor([&] { return GetJson("cm ip-nccl -n " + ns_)["data"].contains("uniqueId"); }, std::chrono::seconds(3)))
+      << "published before ip-2 restarted for attempt 2";
+  RunInPlace(ns_, "ip-2", 1);
+  ASSERT_TRUE(WaitFor([&] { return GetJson("cm ip-nccl -n " + ns_)["data"].value("uniqueId", "") == "Qg=="; }, kTimeout));
+  EXPECT_EQ(Status(ns_, "ip")["restarts"], 1) << "the restarts that moved the pods are no failures";
 }
 
 TEST_F(OperatorTest, APodTheApiServerRefusesAsMalformedFailsTheJobWithItsMessage) {
