@@ -99,37 +99,30 @@ std::string EndedWith(const std::string& who, const Json& terminated) {
   return detail + "; its pod restarts in place";
 }
 
-// Why a pod restarted in place, from how its containers ended last. The kubelet kills every other
-// container of the pod (137) when one ends: a container that ended otherwise (not 0, not 137, not
-// the sidecar's kSidecarExitAttemptOver) is the cause, the trainer first; else the trainer's 137
-// (a SIGKILL, the OOM killer).
+// Why a pod restarted in place, from how its containers ended last. The kubelet records every
+// container it killed for the restart as reason RestartingAllContainers (code 137); the one whose
+// exit started it ended otherwise: the trainer (its code, also a SIGKILL's 137), the sidecar (not
+// with kSidecarExitAttemptOver: that is a move to the next attempt) or another container.
 std::string RestartDetail(const Json& status, const std::string& trainer_container, std::optional<int>* trainer_code) {
-  constexpr int kKilled = 137;
-  const Json* trainer = nullptr;
   std::string other;
   for (const char* key : {"containerStatuses", "initContainerStatuses"}) {
     for (const Json& cs : ArrayField(status, key)) {
       const Json* last = LastTerminated(cs);
-      if (last == nullptr) continue;
+      if (last == nullptr || StringField(*last, "reason") == "RestartingAllContainers") continue;
       const std::string name = StringField(cs, "name");
       const int code = ExitCode(*last);
+      if (code == 0) continue;
       if (key == std::string_view("containerStatuses") && name == trainer_container) {
-        trainer = last;
-        if (code != kKilled && code != 0) {
-          *trainer_code = code;
-          return EndedWith("trainer", *last);
-        }
-      } else if (code != 0 && code != kKilled && code != contract::kSidecarExitAttemptOver && other.empty()) {
+        *trainer_code = code;
+        return EndedWith("trainer", *last);
+      }
+      if (name == contract::kSidecarContainerName && code == contract::kSidecarExitAttemptOver) continue;
+      if (other.empty()) {
         other = EndedWith(name == contract::kSidecarContainerName ? std::string("the sidecar") : "container " + name, *last);
       }
     }
   }
-  if (!other.empty()) return other;
-  if (trainer != nullptr && ExitCode(*trainer) == kKilled) {
-    *trainer_code = kKilled;
-    return EndedWith("trainer", *trainer);
-  }
-  return "its containers were restarted in place";
+  return other.empty() ? "its containers were restarted in place" : other;
 }
 
 // The restart-in-place facts of ObservedPod (observed/pod.h).

@@ -229,11 +229,12 @@ ObservedPod RestartedWith(const char* trainer_last, const char* sidecar_last) {
 }
 
 TEST(ObservePod, ARestartInPlaceNamesItsCause) {
-  ObservedPod killed = RestartedWith(R"({"exitCode":137,"reason":"Error"})", R"({"exitCode":137})");
+  ObservedPod killed =
+      RestartedWith(R"({"exitCode":137,"reason":"Error"})", R"({"exitCode":137,"reason":"RestartingAllContainers"})");
   EXPECT_TRUE(killed.failed);
   EXPECT_EQ(killed.trainer_exit_code, 137) << "a SIGKILL of the trainer is its own ending";
   EXPECT_EQ(killed.failure_detail, "trainer exited with code 137 (Error); its pod restarts in place");
-  ObservedPod sidecar = RestartedWith(R"({"exitCode":137})", R"({"exitCode":2,"reason":"Error"})");
+  ObservedPod sidecar = RestartedWith(R"({"exitCode":137,"reason":"RestartingAllContainers"})", R"({"exitCode":2,"reason":"Error"})");
   EXPECT_EQ(sidecar.failure_detail, "the sidecar exited with code 2 (Error); its pod restarts in place");
   EXPECT_FALSE(sidecar.trainer_exit_code.has_value()) << "killed by its kubelet: not the trainer's code";
 }
