@@ -7,6 +7,13 @@
 #    Succeeded with exit code 0, the sidecar stopped; kubectl logs returns the output;
 #  - a failing container gives phase Failed with its exit code;
 #  - the debug kill endpoint SIGKILLs a container (exit code 137);
+#  - container restart rules as kubelet 1.37 applies them: a Restart rule over the pod's Never; the
+#    crash-loop back-off of --restart-backoff-initial/--restart-backoff-max; on 1.36+ the Node
+#    declares RestartAllContainersOnContainerExits, and a RestartAllContainers rule restarts every
+#    container of a pod in place (main container exits 3 under NotIn [0]; a sidecar exits 85 under
+#    In [85]): same UID and IP, emptyDir kept, init containers rerun, every restartCount 1 with the
+#    kubelet's lastState (137, RestartingAllContainers), AllContainersRestarting set and cleared,
+#    never Failed;
 #  - deletion removes the pod at once; SIGTERM to the node removes its netns and bridge.
 # This node has its own name, bridge and subnet and does not schedule (pods name the node),
 # so it does not touch other tests' pods on the shared control plane.
@@ -43,7 +50,9 @@ contains() {  # contains <description> <haystack> <needle>
 }
 jp() { "$kubectl" -n "$ns" get pod "$1" -o "jsonpath=$2"; }
 
+watch_pids=()
 cleanup() {
+  for w in "${watch_pids[@]}"; do kill "$w" 2>/dev/null || true; done
   if [ -n "$node_pid" ] && kill -0 "$node_pid" 2>/dev/null; then kill -TERM "$node_pid"; wait "$node_pid" || true; fi
   "$kubectl" delete namespace "$ns" --wait=false >/dev/null 2>&1 || true
   "$kubectl" delete node "$node" >/dev/null 2>&1 || true
@@ -53,6 +62,7 @@ trap cleanup EXIT
 
 "$bin" --node-name "$node" --schedule=false --port 0 --state-dir "$work/state" \
   --bridge "$bridge" --pod-cidr "$subnet.0/24" --ca-cert "$pki/ca.crt" --ca-key "$pki/ca.key" \
+  --restart-backoff-initial 2s --restart-backoff-max 4s \
   --kubeconfig "$KUBECONFIG" >"$work/node.log" 2>&1 &
 node_pid=$!
 # wait_until <seconds> <command...>: polls until the command succeeds; 1 after the deadline.
@@ -197,7 +207,200 @@ curl -sf -X POST "http://$debug/debug/kill?namespace=$ns&pod=killed&container=tr
   && pass "killed pod Failed" || fail "killed pod phase $(jp killed '{.status.phase}')"
 check "killed exit code" "$(jp killed '{.status.containerStatuses[0].state.terminated.exitCode}')" 137
 
-"$kubectl" -n "$ns" delete pod ok fails killed --timeout=120s >/dev/null && pass "pods deleted" || fail "pod deletion"
+# ---- container restart rules (tests/harness/node/README.md "Restart rules")
+cat <<YAML | "$kubectl" -n "$ns" apply -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: rule-restart}
+spec:
+  nodeName: $node
+  restartPolicy: Never
+  volumes: [{name: scratch, emptyDir: {}}]
+  containers:
+  - name: main
+    image: shell
+    restartPolicy: Never
+    restartPolicyRules: [{action: Restart, exitCodes: {operator: In, values: [7]}}]
+    command: [/bin/sh, -c, "if [ -e /mnt/scratch/ran ]; then exit 0; fi; touch /mnt/scratch/ran; exit 7"]
+    volumeMounts: [{name: scratch, mountPath: /mnt/scratch}]
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: crashloop}
+spec:
+  nodeName: $node
+  restartPolicy: OnFailure
+  containers:
+  - {name: main, image: shell, command: [/bin/sh, -c, "exit 1"]}
+YAML
+"$kubectl" -n "$ns" wait --for=jsonpath='{.status.phase}'=Succeeded pod/rule-restart --timeout=60s >/dev/null \
+  && pass "Restart rule In [7] over the pod's Never: Succeeded" || fail "rule-restart phase $(jp rule-restart '{.status.phase}')"
+check "Restart rule: restartCount" "$(jp rule-restart '{.status.containerStatuses[0].restartCount}')" 1
+check "Restart rule: lastState" "$(jp rule-restart '{.status.containerStatuses[0].lastState.terminated.exitCode} {.status.containerStatuses[0].lastState.terminated.reason}')" "7 Error"
+# The first restart is immediate, then 2 s, then 4 s (the cap) between restarts.
+backoff_at() { jp crashloop '{.status.containerStatuses[0].state.waiting.message}' | grep -qF "back-off $1 restarting failed container=main pod=crashloop_$ns("; }
+wait_until 30 backoff_at 2s && pass "crash loop: back-off 2s (--restart-backoff-initial)" \
+  || fail "crash loop: no 'back-off 2s' wait: $(jp crashloop '{.status.containerStatuses[0].state}')"
+wait_until 30 backoff_at 4s && pass "crash loop: back-off 4s (--restart-backoff-max)" \
+  || fail "crash loop: no 'back-off 4s' wait: $(jp crashloop '{.status.containerStatuses[0].state}')"
+check "crash loop: waiting reason" "$(jp crashloop '{.status.containerStatuses[0].state.waiting.reason}')" CrashLoopBackOff
+check "crash loop: phase" "$(jp crashloop '{.status.phase}')" Running
+
+minor=$("$kubectl" get --raw /version | sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p')
+restart_all_pods=""
+if [ "${minor:-0}" -lt 36 ]; then
+  echo "skip RestartAllContainers: Kubernetes 1.$minor's API server refuses the action (gate RestartAllContainersOnContainerExits is alpha, off)"
+else
+  contains "Node declares RestartAllContainersOnContainerExits" \
+    "$("$kubectl" get node "$node" -o jsonpath='{.status.declaredFeatures}')" RestartAllContainersOnContainerExits
+  restart_all_pods="restart-all sidecar-exit"
+  # watch_pod <pod>: every status the pod goes through, one line each (phase, the condition, the main
+  # container's terminated exit code), into $work/<pod>.watch; started once the pod runs.
+  watch_pod() {
+    "$kubectl" -n "$ns" get pod "$1" -w -o jsonpath='{.status.phase} restarting={.status.conditions[?(@.type=="AllContainersRestarting")].status} exit={.status.containerStatuses[0].state.terminated.exitCode}{"\n"}' \
+      >"$work/$1.watch" 2>&1 &
+    watch_pids+=($!)
+    wait_until 30 test -s "$work/$1.watch" || fail "$1: no watch output"
+  }
+  # restarted <pod> <counts>: the restart counts (init containers, then main ones) and a main container running again
+  restarted() {
+    [ "$(jp "$1" '{.status.initContainerStatuses[*].restartCount} {.status.containerStatuses[*].restartCount}')" = "$2" ] &&
+      [ -n "$(jp "$1" '{.status.containerStatuses[*].state.running.startedAt}')" ] &&
+      [ "$(jp "$1" '{.status.conditions[?(@.type=="AllContainersRestarting")].status}')" = False ]
+  }
+  logs_have() { "$kubectl" -n "$ns" logs "$1" -c "$2" | grep -qF -- "$3"; }  # logs_have <pod> <container> <text>
+  last_states() {  # the lastState.terminated of every container: "name:exitCode:reason ..."
+    jp "$1" '{range .status.initContainerStatuses[*]}{.name}:{.lastState.terminated.exitCode}:{.lastState.terminated.reason} {end}{range .status.containerStatuses[*]}{.name}:{.lastState.terminated.exitCode}:{.lastState.terminated.reason} {end}'
+  }
+
+  cat <<YAML | "$kubectl" -n "$ns" apply -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: restart-all}
+spec:
+  nodeName: $node
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 5
+  volumes:
+  - {name: scratch, emptyDir: {}}
+  - {name: release, hostPath: {path: $work/release}}
+  initContainers:
+  - name: init
+    image: shell
+    command: [/bin/sh, -c, "echo run >> /mnt/scratch/init-runs"]
+    volumeMounts: [{name: scratch, mountPath: /mnt/scratch}]
+  - name: sidecar
+    image: python
+    restartPolicy: Always
+    command: [/bin/sh, -c, "echo run >> /mnt/scratch/sidecar-runs; exec python3 -m http.server 8080 --bind 0.0.0.0"]
+    ports: [{name: http, containerPort: 8080}]
+    startupProbe: {httpGet: {path: /, port: http}, periodSeconds: 1, failureThreshold: 60}
+    volumeMounts: [{name: scratch, mountPath: /mnt/scratch}]
+  containers:
+  - name: main
+    image: shell
+    restartPolicy: Never
+    restartPolicyRules: [{action: RestartAllContainers, exitCodes: {operator: NotIn, values: [0]}}]
+    command: [/bin/sh, -c]
+    args:
+    - |
+      if [ -e /mnt/scratch/written-before ]; then
+        echo "second run: init-runs=\$(wc -l < /mnt/scratch/init-runs) sidecar-runs=\$(wc -l < /mnt/scratch/sidecar-runs) file=\$(cat /mnt/scratch/written-before) eth0=\$(ip -4 -o addr show eth0 | awk '{print \$4}')"
+        python3 -c 'import urllib.request; urllib.request.urlopen("http://127.0.0.1:8080/", timeout=5); print("sidecar-ok")'
+        while [ ! -e /release/restart-all-end ]; do sleep 0.1; done
+        exit 0
+      fi
+      echo kept > /mnt/scratch/written-before
+      echo first run
+      while [ ! -e /release/restart-all-go ]; do sleep 0.1; done
+      exit 3
+    volumeMounts: [{name: scratch, mountPath: /mnt/scratch}, {name: release, mountPath: /release}]
+YAML
+  "$kubectl" -n "$ns" wait --for=condition=Ready pod/restart-all --timeout=90s >/dev/null \
+    && pass "restart-all: Ready (first run)" || fail "restart-all never Ready: $(jp restart-all '{.status}')"
+  uid=$(jp restart-all '{.metadata.uid}')
+  ra_ip=$(jp restart-all '{.status.podIP}')
+  check "restart-all: AllContainersRestarting False before" \
+    "$(jp restart-all '{.status.conditions[?(@.type=="AllContainersRestarting")].status}')" False
+  watch_pod restart-all
+  touch "$work/release/restart-all-go"  # main exits 3
+  wait_until 90 restarted restart-all "1 1 1" && pass "restart-all: every container restarted once, main running again" \
+    || fail "restart-all: restart counts '$(jp restart-all '{.status.initContainerStatuses[*].restartCount} {.status.containerStatuses[*].restartCount}')'"
+  check "restart-all: same UID" "$(jp restart-all '{.metadata.uid}')" "$uid"
+  check "restart-all: same pod IP" "$(jp restart-all '{.status.podIP}')" "$ra_ip"
+  check "restart-all: lastState of every container (the kubelet's)" "$(last_states restart-all)" \
+    "init:137:RestartingAllContainers sidecar:137:RestartingAllContainers main:137:RestartingAllContainers "
+  check "restart-all: Initialized stayed True" "$(jp restart-all '{.status.conditions[?(@.type=="Initialized")].status}')" True
+  wait_until 30 logs_have restart-all main sidecar-ok || true
+  logs=$("$kubectl" -n "$ns" logs restart-all -c main)
+  contains "restart-all: init reran, sidecar restarted, emptyDir kept, same IP" "$logs" \
+    "second run: init-runs=2 sidecar-runs=2 file=kept eth0=$ra_ip/24"
+  contains "restart-all: the sidecar serves again before main starts" "$logs" sidecar-ok
+  check "restart-all: logs --previous" "$("$kubectl" -n "$ns" logs restart-all -c main --previous)" "first run"
+  seen=$(wc -l <"$work/restart-all.watch")
+  contains "restart-all: the condition was set with main's exit 3 in the status" "$(cat "$work/restart-all.watch")" \
+    "Running restarting=True exit=3"
+  check "restart-all: never Failed or Succeeded while restarting" \
+    "$(head -n "$seen" "$work/restart-all.watch" | grep -cE '^(Failed|Succeeded)' || true)" 0
+  touch "$work/release/restart-all-end"  # main exits 0: no rule matches, its restartPolicy Never
+  "$kubectl" -n "$ns" wait --for=jsonpath='{.status.phase}'=Succeeded pod/restart-all --timeout=60s >/dev/null \
+    && pass "restart-all: Succeeded once main exits 0" || fail "restart-all phase $(jp restart-all '{.status.phase}')"
+  check "restart-all: condition once Succeeded" \
+    "$(jp restart-all '{.status.conditions[?(@.type=="AllContainersRestarting")].status} {.status.conditions[?(@.type=="AllContainersRestarting")].reason}')" \
+    "False PodCompleted"
+
+  cat <<YAML | "$kubectl" -n "$ns" apply -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: sidecar-exit}
+spec:
+  nodeName: $node
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 5
+  volumes:
+  - {name: scratch, emptyDir: {}}
+  - {name: release, hostPath: {path: $work/release}}
+  initContainers:
+  - name: watcher
+    image: shell
+    restartPolicy: Always
+    restartPolicyRules: [{action: RestartAllContainers, exitCodes: {operator: In, values: [85]}}]
+    command: [/bin/sh, -c]
+    args:
+    - |
+      echo run >> /mnt/scratch/watcher-runs
+      if [ "\$(wc -l < /mnt/scratch/watcher-runs)" -eq 1 ]; then
+        while [ ! -e /release/sidecar-exit-go ]; do sleep 0.1; done
+        exit 85
+      fi
+      while true; do sleep 0.2; done
+    volumeMounts: [{name: scratch, mountPath: /mnt/scratch}, {name: release, mountPath: /release}]
+  containers:
+  - name: trainer
+    image: shell
+    command: [/bin/sh, -c, "echo run >> /mnt/scratch/trainer-runs; echo trainer-runs=\$(wc -l < /mnt/scratch/trainer-runs); while true; do sleep 0.2; done"]
+    volumeMounts: [{name: scratch, mountPath: /mnt/scratch}]
+YAML
+  "$kubectl" -n "$ns" wait --for=condition=Ready pod/sidecar-exit --timeout=90s >/dev/null \
+    && pass "sidecar-exit: Ready (first run)" || fail "sidecar-exit never Ready: $(jp sidecar-exit '{.status}')"
+  uid=$(jp sidecar-exit '{.metadata.uid}')
+  watch_pod sidecar-exit
+  touch "$work/release/sidecar-exit-go"  # the sidecar exits 85
+  wait_until 90 restarted sidecar-exit "1 1" && pass "sidecar-exit: sidecar and trainer restarted once" \
+    || fail "sidecar-exit: restart counts '$(jp sidecar-exit '{.status.initContainerStatuses[*].restartCount} {.status.containerStatuses[*].restartCount}')'"
+  check "sidecar-exit: same UID" "$(jp sidecar-exit '{.metadata.uid}')" "$uid"
+  check "sidecar-exit: lastState of every container" "$(last_states sidecar-exit)" \
+    "watcher:137:RestartingAllContainers trainer:137:RestartingAllContainers "
+  wait_until 30 logs_have sidecar-exit trainer trainer-runs || true
+  check "sidecar-exit: the trainer ran again beside the emptyDir" "$("$kubectl" -n "$ns" logs sidecar-exit -c trainer)" trainer-runs=2
+  contains "sidecar-exit: the condition was set" "$(cat "$work/sidecar-exit.watch")" "restarting=True"
+  check "sidecar-exit: never Failed or Succeeded" "$(grep -cE '^(Failed|Succeeded)' "$work/sidecar-exit.watch" || true)" 0
+  check "sidecar-exit: phase" "$(jp sidecar-exit '{.status.phase}')" Running
+fi
+
+# shellcheck disable=SC2086 # restart_all_pods: names, split on purpose
+"$kubectl" -n "$ns" delete pod ok fails killed rule-restart crashloop $restart_all_pods --timeout=120s >/dev/null \
+  && pass "pods deleted" || fail "pod deletion"
 check "no pods left" "$("$kubectl" -n "$ns" get pods -o name)" ""
 
 kill -TERM "$node_pid"; wait "$node_pid" || true; node_pid=""

@@ -42,6 +42,12 @@ type agent struct {
 	maxPods     int
 	gpus        int
 	schedule    bool
+	// Node status.declaredFeatures; restartAll: featureRestartAll is among them, so rules with
+	// the RestartAllContainers action act (else they are skipped, as by a kubelet with the gate off).
+	declaredFeatures []string
+	restartAll       bool
+	// The crash-loop back-off of container restarts (restart_rules.go).
+	backoffInitial, backoffMax time.Duration
 
 	mu      sync.Mutex
 	pods    map[types.UID]*podRunner
@@ -72,6 +78,7 @@ func (a *agent) nodeObject() *v1.Node {
 				Message: "testnode is posting ready status", LastHeartbeatTime: now, LastTransitionTime: now}},
 			NodeInfo: v1.NodeSystemInfo{KubeletVersion: "v1.37.2-testnode", OperatingSystem: "linux", Architecture: "amd64",
 				ContainerRuntimeVersion: "testnode://processes"},
+			DeclaredFeatures: a.declaredFeatures,
 		},
 	}
 }
@@ -291,6 +298,9 @@ func (a *agent) allRunners() []*podRunner {
 
 // pushStatus writes the runner's view to the pod's status subresource.
 func (a *agent) pushStatus(ctx context.Context, r *podRunner) {
+	if r.statusHeld() {
+		return
+	}
 	pods := a.client.CoreV1().Pods(r.pod.Namespace)
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		pod, err := pods.Get(ctx, r.pod.Name, metav1.GetOptions{})
@@ -310,6 +320,7 @@ func (a *agent) pushStatus(ctx context.Context, r *podRunner) {
 		return
 	}
 	r.statusStale.Store(false)
+	r.notePublished()
 }
 
 // resyncStatus resends, every second, the status of pods whose last update failed (the API

@@ -18,7 +18,9 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -52,6 +54,13 @@ Test helpers (HTTP, --debug-addr, address also written to STATE/debug-addr):
 Pid files: STATE/pids/<namespace>/<pod>/<container>. Logs: STATE/pods/<ns>_<pod>_<uid>/<container>/<restart>.log.
 STATE/ready appears once the node is registered and serving.
 
+Container restarts follow kubelet 1.37.2: restartPolicyRules (first match), then the container's
+restartPolicy, then the pod's; the action RestartAllContainers restarts every container of the
+pod in place (same UID, IP and volumes; condition AllContainersRestarting) while the Node declares
+RestartAllContainersOnContainerExits (--declared-features). A container restarting often waits in
+CrashLoopBackOff: the first restart is immediate, then --restart-backoff-initial doubling up to
+--restart-backoff-max; a container that ran 10 minutes starts over.
+
 Flags:
 `
 
@@ -78,6 +87,9 @@ func main() {
 		proxy      = flag.Bool("apiserver-proxy", true, "forward <bridge address>:443 to the API server for pods; turn off when the API server listens on the bridge itself")
 		svcHost    = flag.String("service-host", "", "KUBERNETES_SERVICE_HOST for pods (default: the bridge address)")
 		svcPort    = flag.String("service-port", "", "KUBERNETES_SERVICE_PORT for pods (default: 443 with the proxy, else the API server's port)")
+		features   = flag.String("declared-features", featureRestartAll, "comma-separated Node status.declaredFeatures; empty: none, and rules with the RestartAllContainers action are skipped as by a kubelet with that gate off")
+		boInitial  = flag.Duration("restart-backoff-initial", 10*time.Second, "crash-loop back-off before a container's second quick restart (a kubelet: 10s, fixed)")
+		boMax      = flag.Duration("restart-backoff-max", 300*time.Second, "longest crash-loop back-off (a kubelet: KubeletConfiguration crashLoopBackOff.maxContainerRestartPeriod, 1s-300s, default 300s)")
 	)
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), usage)
@@ -87,7 +99,8 @@ func main() {
 	log.SetFlags(log.LstdFlags | log.Lmicroseconds)
 	log.SetPrefix("[testnode] ")
 	if err := runNode(nodeOptions{*kubeconfig, *nodeName, *nodeIP, *port, *debugAddr, *stateDir, *bridge, *podCIDR, *imageMapF,
-		*caCert, *caKey, *cpu, *memory, *ephemeral, *maxPods, *gpus, *schedule, *proxy, *svcHost, *svcPort}); err != nil {
+		*caCert, *caKey, *cpu, *memory, *ephemeral, *maxPods, *gpus, *schedule, *proxy, *svcHost, *svcPort,
+		*features, *boInitial, *boMax}); err != nil {
 		log.Printf("error: %v", err)
 		os.Exit(1)
 	}
@@ -103,6 +116,8 @@ type nodeOptions struct {
 	maxPods, gpus                int
 	schedule, proxy              bool
 	serviceHost, servicePort     string
+	declaredFeatures             string
+	backoffInitial, backoffMax   time.Duration
 }
 
 func runNode(o nodeOptions) error {
@@ -119,6 +134,10 @@ func runNode(o nodeOptions) error {
 	if err != nil {
 		return err
 	}
+	if o.backoffInitial <= 0 || o.backoffMax <= 0 {
+		return fmt.Errorf("--restart-backoff-initial (%v) and --restart-backoff-max (%v) must be positive", o.backoffInitial, o.backoffMax)
+	}
+	features := parseFeatures(o.declaredFeatures)
 	cfg, err := clientcmd.BuildConfigFromFlags("", o.kubeconfig)
 	if err != nil {
 		return fmt.Errorf("kubeconfig %s: %w", o.kubeconfig, err)
@@ -198,6 +217,8 @@ func runNode(o nodeOptions) error {
 	a := &agent{client: client, nodeName: o.nodeName, nodeIP: o.nodeIP, port: o.port, stateDir: o.stateDir, images: images,
 		net: netw, caPEM: caPEM, serviceHost: o.serviceHost, servicePort: o.servicePort, ipPath: ipPath, unsharePath: unsharePath,
 		cpu: o.cpu, memory: o.memory, ephemeral: o.ephemeral, maxPods: o.maxPods, gpus: o.gpus, schedule: o.schedule,
+		declaredFeatures: features, restartAll: slices.Contains(features, featureRestartAll),
+		backoffInitial: o.backoffInitial, backoffMax: o.backoffMax,
 		pods: map[types.UID]*podRunner{}, ended: map[types.UID]bool{}}
 
 	logSrv := &http.Server{Handler: a.logHandler(), TLSConfig: &tls.Config{Certificates: []tls.Certificate{cert},
@@ -240,6 +261,18 @@ func runNode(o nodeOptions) error {
 	_ = os.Remove(filepath.Join(o.stateDir, "ready"))
 	log.Printf("stopped")
 	return nil
+}
+
+// parseFeatures reads --declared-features: sorted, without blanks or repeats (nil when empty).
+func parseFeatures(list string) []string {
+	var out []string
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f != "" && !slices.Contains(out, f) {
+			out = append(out, f)
+		}
+	}
+	slices.Sort(out)
+	return out
 }
 
 // markNotReady tells the control plane the node is gone without deleting it. Nothing else

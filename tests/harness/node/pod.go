@@ -47,8 +47,12 @@ type container struct {
 	ready        bool
 	started      bool
 	restartDue   bool // a restart timer is pending
+	restartSeq   int  // a restart timer of an earlier sequence number is void
 	stopProbes   context.CancelFunc
 	logPath      string
+
+	resetSignalled bool // RestartAllContainers sent it SIGTERM
+	bumpOnReset    bool // RestartAllContainers found it running or terminated: restartCount+1
 }
 
 type eventKind int
@@ -59,6 +63,7 @@ const (
 	evRestart
 	evKillTimeout
 	evWake
+	evStopTimeout // RestartAllContainers: SIGKILL the container if pid still runs
 )
 
 type event struct {
@@ -70,6 +75,7 @@ type event struct {
 	probe    probeKind
 	ok       bool
 	message  string
+	seq      int // evRestart: the container's restartSeq when it was scheduled
 }
 
 // podRunner plays the kubelet for one pod: network, containers in order, status.
@@ -93,6 +99,18 @@ type podRunner struct {
 	deleting    bool
 	finished    bool
 	startTime   time.Time
+
+	everInitialized bool // the Initialized condition stays True through an in-place restart
+	backoff         *crashLoopBackOff
+	// RestartAllContainers (restart_all.go)
+	resetting      bool         // stopping the containers for it
+	restartingAll  bool         // the AllContainersRestarting condition is True
+	resetPublished bool         // the status that started it is out; hold the rest until it ends
+	resetQueue     []*container // still to stop, in the kubelet's order
+	resetShown     bool         // the next advance turns RestartingAllContainers waits into first-start ones
+	restartRound   bool         // from the reset until the main containers run again
+	lastReset      time.Time
+	resetWakeDue   bool // a trigger waits for restartAllMinInterval
 
 	events   chan event
 	deleteCh chan int64
@@ -327,9 +345,17 @@ func (p *podRunner) handle(ctx context.Context, ev event) {
 		}
 		p.logf("container %s: %s probe -> %v %s", c.spec.Name, ev.probe, ev.ok, ev.message)
 	case evRestart:
+		if ev.seq != c.restartSeq {
+			return // scheduled before a RestartAllContainers
+		}
 		c.restartDue = false
-		if !p.deleting && !p.finished && !p.stopping {
-			p.startLocked(ctx, c)
+		if !p.deleting && !p.finished && !p.stopping && !p.resetting {
+			p.scheduleRestart(ctx, c) // the back-off has passed: starts it and records the restart
+		}
+	case evStopTimeout:
+		if c != nil && c.running && c.pid == ev.pid {
+			p.logf("container %s: SIGKILL (RestartAllContainers, still running after %v)", c.spec.Name, restartAllStopGrace)
+			_ = syscall.Kill(-c.pid, syscall.SIGKILL)
 		}
 	}
 }
@@ -341,14 +367,39 @@ func (p *podRunner) restartPolicy() v1.RestartPolicy {
 	return p.pod.Spec.RestartPolicy
 }
 
-func (p *podRunner) scheduleRestart(c *container) {
+// scheduleRestart restarts an exited container now or after its crash-loop back-off
+// (restart_rules.go), waiting in CrashLoopBackOff meanwhile as a kubelet reports it.
+func (p *podRunner) scheduleRestart(ctx context.Context, c *container) {
 	if c.restartDue {
 		return
 	}
+	if p.backoff == nil {
+		p.backoff = newCrashLoopBackOff(p.agent.backoffInitial, p.agent.backoffMax)
+	}
+	wait, delay := p.backoff.next(c.spec.Name, c.finishedAt, time.Now())
+	if wait <= 0 {
+		p.startLocked(ctx, c)
+		return
+	}
 	c.restartDue = true
-	delay := time.Duration(500*(1<<min(int(c.restartCount), 5))) * time.Millisecond
-	c.waitReason, c.waitMessage = "CrashLoopBackOff", fmt.Sprintf("back-off %v restarting failed container", delay)
-	time.AfterFunc(delay, func() { p.send(event{kind: evRestart, c: c}) })
+	c.waitReason = "CrashLoopBackOff"
+	c.waitMessage = fmt.Sprintf("back-off %v restarting failed container=%s pod=%s_%s(%s)", delay, c.spec.Name, p.pod.Name, p.pod.Namespace, p.uid)
+	seq := c.restartSeq
+	time.AfterFunc(wait, func() { p.send(event{kind: evRestart, c: c, seq: seq}) })
+}
+
+// restartAllOrWaitLocked starts a RestartAllContainers that a container's exit asks for, unless
+// the last one ended less than restartAllMinInterval ago (then the next advance after that does).
+func (p *podRunner) restartAllOrWaitLocked(trigger *container) {
+	if wait := restartAllMinInterval - time.Since(p.lastReset); !p.lastReset.IsZero() && wait > 0 {
+		if !p.resetWakeDue {
+			p.resetWakeDue = true
+			time.AfterFunc(wait, func() { p.send(event{kind: evWake}) })
+		}
+		return
+	}
+	p.resetWakeDue = false
+	p.beginRestartAllLocked(trigger)
 }
 
 // advance starts whatever the pod's progress allows next; called after every event.
@@ -358,7 +409,23 @@ func (p *podRunner) advance(ctx context.Context) {
 	if p.finished || p.deleting {
 		return
 	}
+	if p.resetting {
+		p.stepRestartAllLocked()
+		return
+	}
+	if p.resetShown {
+		p.afterResetShownLocked()
+	}
+	// Rules answer exits while the pod runs; not while it is ending (its sidecars' stops) or
+	// being deleted (above).
+	if !p.stopping {
+		if trigger := p.restartAllTriggerLocked(); trigger != nil {
+			p.restartAllOrWaitLocked(trigger)
+			return
+		}
+	}
 	policy := p.restartPolicy()
+	restartAll := p.agent.restartAll
 	if !p.initialized {
 		for _, c := range p.containers {
 			if c.kind == kindMain {
@@ -367,7 +434,7 @@ func (p *podRunner) advance(ctx context.Context) {
 			if c.kind == kindSidecar {
 				if !c.running && !c.restartDue {
 					if c.everStarted {
-						p.scheduleRestart(c)
+						p.scheduleRestart(ctx, c)
 					} else {
 						p.startLocked(ctx, c)
 					}
@@ -384,18 +451,18 @@ func (p *podRunner) advance(ctx context.Context) {
 				return
 			}
 			if c.terminated {
-				if policy == v1.RestartPolicyNever {
+				if actionOnExit(&c.spec, c.kind, policy, c.exitCode, restartAll) == exitStays {
 					p.reason, p.message = "InitContainerFailed", fmt.Sprintf("init container %s exited with code %d", c.spec.Name, c.exitCode)
 					p.beginStopLocked(v1.PodFailed)
 					return
 				}
-				p.scheduleRestart(c)
+				p.scheduleRestart(ctx, c)
 				return
 			}
 			p.startLocked(ctx, c)
 			return
 		}
-		p.initialized = true
+		p.initialized, p.everInitialized, p.restartRound = true, true, false
 		p.logf("initialized; starting main containers")
 		for _, c := range p.containers {
 			if c.kind == kindMain {
@@ -417,7 +484,7 @@ func (p *podRunner) advance(ctx context.Context) {
 		switch c.kind {
 		case kindSidecar:
 			if !c.running && !c.restartDue {
-				p.scheduleRestart(c)
+				p.scheduleRestart(ctx, c)
 			}
 		case kindMain:
 			if c.running || c.restartDue {
@@ -428,8 +495,8 @@ func (p *podRunner) advance(ctx context.Context) {
 				allDone = false
 				continue
 			}
-			if policy == v1.RestartPolicyAlways || (policy == v1.RestartPolicyOnFailure && c.exitCode != 0) {
-				p.scheduleRestart(c)
+			if actionOnExit(&c.spec, c.kind, policy, c.exitCode, restartAll) == exitRestart {
+				p.scheduleRestart(ctx, c)
 				allDone = false
 				continue
 			}
@@ -491,7 +558,7 @@ func (p *podRunner) anyRunningLocked() bool {
 // terminated states arrive with the phase. (testnode reported the phase at once; the real
 // kubelet of tests/harness/realnode does not.)
 func (p *podRunner) beginStopLocked(phase v1.PodPhase) {
-	p.endPhase, p.stopping = phase, true
+	p.endPhase, p.stopping, p.restartRound = phase, true, false
 	grace := int64(30)
 	if p.pod.Spec.TerminationGracePeriodSeconds != nil {
 		grace = *p.pod.Spec.TerminationGracePeriodSeconds

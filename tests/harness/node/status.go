@@ -84,12 +84,22 @@ func (p *podRunner) status(prev v1.PodStatus, hostIP string) v1.PodStatus {
 	if ending && !p.initialized {
 		initReason = "PodCompleted"
 	}
+	if p.restartRound && !p.stopping && !p.finished {
+		mainStarted := false
+		for _, c := range p.containers {
+			mainStarted = mainStarted || (c.kind == kindMain && c.everStarted)
+		}
+		st.Phase = phaseWhileRestartingAll(&p.pod.Spec, st.InitContainerStatuses, st.ContainerStatuses, mainStarted)
+	}
 	st.Conditions = []v1.PodCondition{
 		condition(v1.PodReadyToStartContainers, p.netReady && !p.finished, "", prev.Conditions),
-		condition(v1.PodInitialized, p.initialized, initReason, prev.Conditions),
+		condition(v1.PodInitialized, p.initialized || p.everInitialized, initReason, prev.Conditions),
 		condition(v1.ContainersReady, allReady, notReadyReason, prev.Conditions),
 		condition(v1.PodReady, allReady, notReadyReason, prev.Conditions),
 		condition(v1.PodScheduled, true, "", prev.Conditions),
+	}
+	if p.agent.restartAll && allContainersCouldRestart(&p.pod.Spec) {
+		st.Conditions = append(st.Conditions, restartingCondition(p.restartingAll, st.Phase, prev.Conditions))
 	}
 	// Conditions written by others stay, as a kubelet keeps them: DisruptionTarget (set by
 	// the Eviction API, the scheduler's preemption, the taint manager), readiness gates.
@@ -101,9 +111,32 @@ func (p *podRunner) status(prev v1.PodStatus, hostIP string) v1.PodStatus {
 	return st
 }
 
+// restartingCondition is AllContainersRestarting as a kubelet reports it on a pod with a
+// RestartAllContainers rule (pkg/kubelet/status/generate.go GenerateAllContainersRestartingCondition):
+// True from the exit that triggers it until every container has stopped, else False (reason
+// PodCompleted or PodFailed once the pod has ended).
+func restartingCondition(restarting bool, phase v1.PodPhase, prev []v1.PodCondition) v1.PodCondition {
+	c := v1.PodCondition{Type: v1.AllContainersRestarting, Status: v1.ConditionFalse, LastTransitionTime: metav1.Now()}
+	switch {
+	case phase == v1.PodSucceeded:
+		c.Reason = "PodCompleted"
+	case phase == v1.PodFailed:
+		c.Reason = "PodFailed"
+	case restarting:
+		c.Status, c.Reason, c.Message = v1.ConditionTrue, "RestartAllContainersStarted", "container exited with restart policy rule"
+	}
+	for _, p := range prev {
+		if p.Type == c.Type && p.Status == c.Status {
+			c.LastTransitionTime = p.LastTransitionTime
+		}
+	}
+	return c
+}
+
 func kubeletOwned(t v1.PodConditionType) bool {
 	switch t {
-	case v1.PodReadyToStartContainers, v1.PodInitialized, v1.ContainersReady, v1.PodReady, v1.PodScheduled:
+	case v1.PodReadyToStartContainers, v1.PodInitialized, v1.ContainersReady, v1.PodReady, v1.PodScheduled,
+		v1.AllContainersRestarting:
 		return true
 	}
 	return false

@@ -9,7 +9,7 @@ import (
 // The Eviction API marks a pod DisruptionTarget before deleting it; the node's status writes
 // must keep that mark (as a kubelet does) or the operator cannot tell an eviction from a crash.
 func TestStatusKeepsConditionsWrittenByOthers(t *testing.T) {
-	p := &podRunner{phase: v1.PodRunning}
+	p := &podRunner{agent: &agent{}, phase: v1.PodRunning, pod: &v1.Pod{}}
 	prev := v1.PodStatus{Conditions: []v1.PodCondition{
 		{Type: v1.PodReady, Status: v1.ConditionTrue},
 		{Type: v1.DisruptionTarget, Status: v1.ConditionTrue, Reason: "EvictionByEvictionAPI"},
