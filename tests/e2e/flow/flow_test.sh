@@ -161,10 +161,12 @@ ${pod_spec:-}
 ${trainer_extra:-}
 YAML
 }
-# trainer_job <name> <failFastExitCodes> <shell script run as the trainer>
+# trainer_job <name> <failFastExitCodes> <shell script run as the trainer>; restart_strategy=S sets
+# failurePolicy.restartStrategy (unset: Auto, in place on testnode, which declares the feature).
 trainer_job() {
   job_spec="  initTimeoutSeconds: 60
-  failurePolicy: {maxRestarts: 2, backoffSeconds: 1, failFastExitCodes: [$2]}" nccl_job "$1" "[/bin/sh, -c, '$3']"
+  failurePolicy: {maxRestarts: 2, backoffSeconds: 1, failFastExitCodes: [$2]${restart_strategy:+, restartStrategy: $restart_strategy}}" \
+    nccl_job "$1" "[/bin/sh, -c, '$3']"
 }
 
 # torch_job <name> <trainer args...>: 4 CPU pods whose trainer is torch_trainer.py (or what the

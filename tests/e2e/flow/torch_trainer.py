@@ -42,6 +42,7 @@ def main() -> int:
     import torch
     import torch.distributed as dist
 
+    import nccl_k8s
     import nccl_k8s.pytorch
 
     imported = time.time()
@@ -54,7 +55,8 @@ def main() -> int:
     total = torch.tensor([float(rank + 1)])
     dist.all_reduce(total)
     expected = world * (world + 1) / 2
-    attempt = os.environ.get("NCCLJOB_ATTEMPT", "?")
+    # The attempt served, as the sidecar says: after a restart in place it is past NCCLJOB_ATTEMPT.
+    attempt = str(nccl_k8s.served_attempt())
     print(f"rank {rank} of {world}, attempt {attempt}: all_reduce {total.item():g} (expected {expected:g}), "
           f"MASTER_ADDR {os.environ.get('MASTER_ADDR')}, init_process_group returned after "
           f"{ready - started:.2f} s (import torch {imported - import_begin:.2f} s)", flush=True)

@@ -1,15 +1,17 @@
-# flow.kill: one rank's trainer is SIGKILLed mid-run: attempt 2 with new pods and a new id, then
-# Succeeded; kubectl describe nj explains the restart.
+# flow.kill: one rank's trainer is SIGKILLed mid-run, restartStrategy Recreate: attempt 2 with new
+# pods and a new id, then Succeeded; kubectl describe nj explains the restart. (flow.inplace: the
+# same restarted in place, the default where nodes can.)
 # Sourced by flow_test.sh, which sets up the node, the namespace $ns and the operator first.
 
 scenario() {
   # Attempt 1 "trains" for 120 s after the id part; later attempts finish at once.
-  trainer_job kill 3 'if [ "$NCCLJOB_ATTEMPT" = 1 ]; then l=120; else l=0; fi; exec nccl-allreduce --linger-seconds $l'
+  restart_strategy=Recreate trainer_job kill 3 'if [ "$NCCLJOB_ATTEMPT" = 1 ]; then l=120; else l=0; fi; exec nccl-allreduce --linger-seconds $l'
   wait_ids kill 1
   check_ranks kill 1; root1=$first_root
   old_uids=$(k get pods -l nccl.dev/job-name=kill -o 'jsonpath={.items[*].metadata.uid}')
   id1=$(k get configmap kill-nccl -o 'jsonpath={.data.uniqueId}' | sha256sum)
   check "still attempt 1 mid-run" "$(nj kill '{.status.state}/{.status.attempt}')" Running/1
+  check "restartStrategy Recreate" "$(nj kill '{.status.restartStrategy}')" Recreate
   signal kill-2 KILL \
     && pass "SIGKILL to kill-2's trainer" || fail "debug kill refused"
   wait_for 60 "attempt 2 started" nj_is kill '{.status.attempt}' 2
