@@ -64,6 +64,15 @@ TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
   }
 }
 
+TEST(ContractsMd, NamesTheSidecarsInPlaceState) {
+  const std::string doc = ContractsMd();
+  ASSERT_FALSE(doc.empty());
+  ExpectQuoted(doc, std::string(kSidecarStateFlag) + "=" + std::string(kSidecarStateDir));
+  ExpectQuoted(doc, std::string(kSidecarStateDir) + "/attempt");
+  ExpectQuoted(doc, kSidecarStateVolume);
+  ExpectQuoted(doc, std::to_string(kSidecarExitAttemptOver));
+}
+
 TEST(ContractsMd, NamesEveryEnvVariable) {
   const std::string doc = ContractsMd();
   ASSERT_FALSE(doc.empty());

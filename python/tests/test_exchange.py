@@ -45,7 +45,77 @@ def test_a_worker_of_an_older_attempt_is_stale(sidecars):
 def test_an_id_for_another_attempt_is_refused_by_the_root_sidecar(sidecars):
     root = sidecars(0, 2)
     with pytest.raises(SidecarUnavailableError, match=r"refused this pod's id for attempt 1: HTTP 409"):
-        unique_id(lambda: ID, env=env_for(0, 1, root), timeout=10)
+        nccl_k8s.sidecar.post_id(root.url, ID, 1, time.monotonic() + 10)
+
+
+def test_the_sidecars_attempt_wins_over_the_envs(sidecars, caplog):
+    """After an in-place restart the pod's sidecar serves a later attempt than the NCCLJOB_ATTEMPT
+    the pod was created with: the package takes the sidecar's (GET /v1/info), posts the root's id
+    for it and accepts the id of it (with the env's, the POST would be refused 409 and the
+    answer's attempt refused as stale)."""
+    root = sidecars(0, 3)
+    worker = sidecars(1, 3, peer_url=root.url)
+    assert nccl_k8s.served_attempt(env=env_for(1, 1, worker), timeout=10) == 3
+    got = {}
+    waiter = threading.Thread(target=lambda: got.update(id=unique_id(env=env_for(1, 1, worker), timeout=30)))
+    waiter.start()
+    with caplog.at_level("INFO", logger="nccl_k8s"):
+        assert unique_id(lambda: ID, env=env_for(0, 1, root), timeout=30) == ID
+    waiter.join(30)
+    assert got["id"] == ID
+    assert "attempt 3 learnt from the sidecar (NCCLJOB_ATTEMPT=1)" in caplog.text
+    assert "root id handed to the sidecar for attempt 3" in caplog.text
+
+
+def test_the_attempt_is_asked_again_until_the_sidecar_answers():
+    """An in-place sidecar binds its API only once it knows its attempt, and a starting one may be
+    closed or busy: a request without an answer and a 5xx are asked again."""
+    info = (b'{"attempt":7,"bootstrapRoots":1,"gpusPerPod":0,"index":1,"job":"py","namespace":"n",'
+            b'"replicas":2,"root":false,"worldSize":2}')
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+
+        def sidecar():
+            closed, _ = listener.accept()
+            closed.close()
+            for status, body in ((b"503 Service Unavailable", b'{"error":"busy"}'), (b"200 OK", info)):
+                conn, _ = listener.accept()
+                with conn:
+                    _read_request_body(conn)
+                    conn.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\nContent-Length: " +
+                                 str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+
+        server = threading.Thread(target=sidecar)
+        server.start()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        assert nccl_k8s.sidecar.fetch_attempt(url, time.monotonic() + 10) == 7
+        server.join(10)
+
+
+@pytest.mark.parametrize("status,body,says", [
+    (b"404 Not Found", b'{"error":"no such path"}', "refused GET /v1/info: HTTP 404: no such path"),
+    (b"200 OK", b'{"job":"j"}', "answer has no attempt number"),
+    (b"200 OK", b'{"attempt":true}', "answer has no attempt number"),
+])
+def test_an_attempt_answer_it_cannot_use_is_an_error(status, body, says):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(4)
+
+        def sidecar():
+            conn, _ = listener.accept()
+            with conn:
+                _read_request_body(conn)
+                conn.sendall(b"HTTP/1.1 " + status + b"\r\nContent-Type: application/json\r\nContent-Length: " +
+                             str(len(body)).encode() + b"\r\nConnection: close\r\n\r\n" + body)
+
+        server = threading.Thread(target=sidecar)
+        server.start()
+        url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+        with pytest.raises(SidecarUnavailableError, match=says):
+            nccl_k8s.sidecar.fetch_attempt(url, time.monotonic() + 10)
+        server.join(10)
 
 
 def test_no_root_id_ends_at_the_deadline(sidecars):

@@ -1,6 +1,7 @@
 #include "sidecar_client.h"
 
 #include <algorithm>
+#include <limits>
 #include <thread>
 
 #include "contract/names.h"
@@ -33,6 +34,38 @@ Status DeadlinePassed(const std::string& what, const std::string& last_error) {
 }
 
 }  // namespace
+
+Result<int> FetchAttempt(const std::string& sidecar_url, Clock::time_point deadline, const SidecarRetry& retry) {
+  auto url = ParseHttpUrl(sidecar_url);
+  if (!url.ok()) return Status(Code::kInvalidEnv, "NCCLJOB_SIDECAR_URL: " + url.status().message());
+  milliseconds backoff = retry.first_backoff;
+  std::string last_error;
+  while (Clock::now() < deadline) {
+    auto response = HttpRequest(*url, "GET", std::string(contract::kPathInfo), "", "", deadline);
+    if (!response.ok()) {
+      last_error = response.status().message();
+      log::Debug("asking the sidecar for this pod's attempt failed; retrying", {{"error", last_error}});
+      Backoff(backoff, retry, deadline);
+      continue;
+    }
+    if (response->status >= 500) {
+      last_error = ErrorText(*response);
+      Backoff(backoff, retry, deadline);
+      continue;
+    }
+    if (response->status != 200) {
+      return Status(Code::kUnavailable, "the sidecar refused GET " + std::string(contract::kPathInfo) + ": " +
+                                            ErrorText(*response));
+    }
+    auto attempt = JsonIntField(response->body, contract::kFieldAttempt);
+    if (!attempt || *attempt < 1 || *attempt > std::numeric_limits<int>::max()) {
+      return Status(Code::kUnavailable, "the sidecar's " + std::string(contract::kPathInfo) +
+                                            " answer has no attempt number");
+    }
+    return static_cast<int>(*attempt);
+  }
+  return DeadlinePassed("could not learn this pod's attempt from the sidecar at " + sidecar_url, last_error);
+}
 
 Status PostId(const std::string& sidecar_url, const IdBytes& id, int attempt,
               Clock::time_point deadline, const SidecarRetry& retry) {

@@ -18,6 +18,13 @@ struct SidecarRetry {
   std::chrono::seconds max_poll{30};  // the longest single long-poll we ask the sidecar for
 };
 
+// The attempt this pod serves: the sidecar's GET /v1/info "attempt". After an in-place restart
+// it is later than NCCLJOB_ATTEMPT, the attempt the pod was created for. A request without an
+// answer (refused or closed: the sidecar is starting, or still waits to learn its attempt) and a
+// 5xx are asked again until the deadline, as PostId does.
+Result<int> FetchAttempt(const std::string& sidecar_url, std::chrono::steady_clock::time_point deadline,
+                         const SidecarRetry& retry = {});
+
 // Root: POST the id (JSON with the attempt, so a sidecar of another attempt refuses it). Retries
 // connection errors until the deadline, since the sidecar may start after the trainer.
 Status PostId(const std::string& sidecar_url, const IdBytes& id, int attempt,

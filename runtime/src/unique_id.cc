@@ -28,9 +28,16 @@ ncclUniqueId FromBytes(const IdBytes& bytes) {
 std::string EncodeIdHex(const ncclUniqueId& id) { return IdToHex(ToBytes(id)); }
 std::string EncodeIdBase64(const ncclUniqueId& id) { return IdToBase64(ToBytes(id)); }
 
+Result<int> ServedAttempt(const JobEnv& env, Deadline deadline) { return FetchAttempt(env.sidecar_url, deadline); }
+
 Result<std::vector<ncclUniqueId>> ObtainUniqueIds(const JobEnv& env, Deadline deadline) {
   ConfigureSocketIfname(env);  // before NCCL's first call, which reads NCCL_SOCKET_IFNAME
-  std::string attempt = std::to_string(env.attempt);
+  // The sidecar's attempt, not NCCLJOB_ATTEMPT: they differ once the pod was restarted in place.
+  Result<int> served = ServedAttempt(env, deadline);
+  if (!served.ok()) return served.status();
+  const int attempt_number = *served;
+  std::string attempt = std::to_string(attempt_number);
+  log::Info("attempt learnt from the sidecar", {{"attempt", attempt}, {"NCCLJOB_ATTEMPT", std::to_string(env.attempt)}});
   const int slot = env.root_slot();
   if (slot >= 0) {
     ncclUniqueId id;
@@ -45,14 +52,14 @@ Result<std::vector<ncclUniqueId>> ObtainUniqueIds(const JobEnv& env, Deadline de
       log::Info("root id created", {{"attempt", attempt}, {"root", std::to_string(slot)},
                                     {"bootstrap", where->ip + ":" + std::to_string(where->port)}});
     }
-    Status posted = PostId(env.sidecar_url, bytes, env.attempt, deadline);
+    Status posted = PostId(env.sidecar_url, bytes, attempt_number, deadline);
     if (!posted.ok()) return posted;
     log::Info("root id handed to the sidecar", {{"attempt", attempt}, {"root", std::to_string(slot)}});
     // With one root the list is this id; with several, the others' come through the sidecar.
     if (env.bootstrap_roots == 1) return std::vector<ncclUniqueId>{id};
   }
   auto started = Clock::now();
-  auto list = FetchIds(env.sidecar_url, env.attempt, env.bootstrap_roots, deadline);
+  auto list = FetchIds(env.sidecar_url, attempt_number, env.bootstrap_roots, deadline);
   if (!list.ok()) return list.status();
   auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - started);
   log::Info(list->size() == 1 ? "id received from the sidecar" : "ids received from the sidecar",

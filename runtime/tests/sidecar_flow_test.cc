@@ -15,6 +15,7 @@
 #include <sstream>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "nccl_k8s/runtime.h"
@@ -143,6 +144,34 @@ TEST_F(SidecarFlow, RootPostsAndPeerFetchesTheSameId) {
   auto where = DecodeBootstrapAddress(*fetched);
   ASSERT_TRUE(where.has_value());
   EXPECT_GT(where->port, 0);
+}
+
+// After an in-place restart the pod's sidecar serves a later attempt than the NCCLJOB_ATTEMPT
+// the pod was created with: the runtime takes the sidecar's (GET /v1/info), posts the root's id
+// for it and accepts the id of it. With the env's attempt the root sidecar would refuse the POST
+// (409) and the worker the answer (kStaleAttempt).
+TEST_F(SidecarFlow, TakesTheSidecarsAttemptOverTheEnvs) {
+  SidecarProcess root(0, 3, "");
+  std::string root_url = root.Url();
+  ASSERT_FALSE(root_url.empty()) << root.Log();
+  SidecarProcess peer(1, 3, root_url);
+  std::string peer_url = peer.Url();
+  ASSERT_FALSE(peer_url.empty()) << peer.Log();
+  JobEnv root_env = RootEnv(root_url, /*attempt=*/1);  // the attempt the pod was created for
+  JobEnv worker_env = RootEnv(peer_url, 1);
+  worker_env.index = 1;
+
+  auto served = ServedAttempt(worker_env, Clock::now() + 10s);
+  ASSERT_TRUE(served.ok()) << served.status().ToString();
+  EXPECT_EQ(*served, 3);
+  Result<std::vector<ncclUniqueId>> fetched = Status(Code::kUnavailable, "not run");
+  std::thread worker([&] { fetched = ObtainUniqueIds(worker_env, Clock::now() + 20s); });
+  auto id = ObtainUniqueId(root_env, Clock::now() + 10s);
+  worker.join();
+  ASSERT_TRUE(id.ok()) << id.status().ToString() << "\n" << root.Log();
+  ASSERT_TRUE(fetched.ok()) << fetched.status().ToString() << "\n" << peer.Log();
+  EXPECT_EQ(EncodeIdHex(fetched->front()), EncodeIdHex(*id));
+  EXPECT_NE(root.Log().find("accepted the root id attempt=3"), std::string::npos) << root.Log();
 }
 
 // A port free now (bound and closed), for sidecars that must know each other's before they start.
@@ -281,7 +310,77 @@ TEST(SidecarClient, PostsTheSameIdAgainWhenTheSidecarDiesBeforeAnswering) {
   EXPECT_NE(bodies[0].find("\"attempt\":4"), std::string::npos) << bodies[0];
 }
 
+// A loopback listener on a port of the kernel's choice; its URL.
+int Listen(std::string* url) {
+  int listener = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  if (bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || listen(listener, 4) != 0 ||
+      getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+    close(listener);
+    return -1;
+  }
+  *url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port));
+  return listener;
+}
+
+void Answer(int fd, const std::string& status_line, const std::string& body) {
+  ReadRequestBody(fd);
+  const std::string answer = "HTTP/1.1 " + status_line + "\r\nContent-Type: application/json\r\nContent-Length: " +
+                             std::to_string(body.size()) + "\r\nConnection: close\r\n\r\n" + body;
+  send(fd, answer.data(), answer.size(), MSG_NOSIGNAL);
+  close(fd);
+}
+
+// The in-place sidecar binds its API only once it knows its attempt, and a starting one may be
+// refused or restarted: a request without an answer and a 5xx are asked again.
+TEST(SidecarClient, AsksForTheAttemptUntilTheSidecarAnswers) {
+  std::string url;
+  int listener = Listen(&url);
+  ASSERT_GE(listener, 0);
+  std::thread sidecar([&] {
+    close(accept(listener, nullptr, nullptr));  // closed without an answer
+    Answer(accept(listener, nullptr, nullptr), "503 Service Unavailable", "{\"error\":\"busy\"}");
+    Answer(accept(listener, nullptr, nullptr), "200 OK",
+           "{\"attempt\":7,\"bootstrapRoots\":1,\"gpusPerPod\":1,\"index\":1,\"job\":\"j\",\"namespace\":\"n\","
+           "\"replicas\":2,\"root\":false,\"worldSize\":2}");
+  });
+  auto attempt = FetchAttempt(url, Clock::now() + 10s);
+  sidecar.join();
+  close(listener);
+  ASSERT_TRUE(attempt.ok()) << attempt.status().ToString();
+  EXPECT_EQ(*attempt, 7);
+}
+
+TEST(SidecarClient, AnAttemptAnswerItCannotUseIsAnError) {
+  for (const auto& [status_line, body, says] :
+       std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"404 Not Found", "{\"error\":\"no such path\"}", "refused GET /v1/info: HTTP 404: no such path"},
+           {"200 OK", "{\"job\":\"j\"}", "answer has no attempt number"},
+           {"200 OK", "{\"attempt\":0}", "answer has no attempt number"}}) {
+    std::string url;
+    int listener = Listen(&url);
+    ASSERT_GE(listener, 0);
+    std::thread sidecar([&, status_line = status_line, body = body] { Answer(accept(listener, nullptr, nullptr), status_line, body); });
+    auto attempt = FetchAttempt(url, Clock::now() + 10s);
+    sidecar.join();
+    close(listener);
+    ASSERT_FALSE(attempt.ok());
+    EXPECT_EQ(attempt.status().code(), Code::kUnavailable);
+    EXPECT_NE(attempt.status().message().find(says), std::string::npos) << attempt.status().ToString();
+  }
+}
+
 TEST(SidecarClient, RetriesUntilTheDeadlineWhenNothingListens) {
+  auto started_attempt = Clock::now();
+  auto attempt = FetchAttempt("http://127.0.0.1:1", started_attempt + 500ms);
+  EXPECT_EQ(attempt.status().code(), Code::kDeadlineExceeded);
+  EXPECT_NE(attempt.status().message().find("could not learn this pod's attempt from the sidecar at http://127.0.0.1:1"),
+            std::string::npos) << attempt.status().ToString();
+  EXPECT_LT(Clock::now() - started_attempt, 1500ms);
+
   auto started = Clock::now();
   auto fetched = FetchId("http://127.0.0.1:1", 1, started + 500ms);
   EXPECT_EQ(fetched.status().code(), Code::kDeadlineExceeded);

@@ -133,13 +133,16 @@ int main(int argc, char** argv) {
   }
   auto started = nccl_k8s::Clock::now();
   auto deadline = started + env->init_timeout;
+  // The attempt the ids belong to: after an in-place restart it is past NCCLJOB_ATTEMPT.
+  auto attempt = nccl_k8s::ServedAttempt(*env, deadline);
+  if (!attempt.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", attempt.status().ToString().c_str()); return 1; }
   auto ids = nccl_k8s::ObtainUniqueIds(*env, deadline);
   if (!ids.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", ids.status().ToString().c_str()); return 1; }
   std::string roots;
   for (const ncclUniqueId& id : *ids) roots += (roots.empty() ? "" : ",") + RootAddress(id);
   const char* ifname = std::getenv("NCCL_SOCKET_IFNAME");
   std::printf("# nccl-allreduce: rank %d of %d pods, attempt %d, interface %s, root%s %s: id%s obtained\n", env->index,
-              env->replicas, env->attempt, ifname != nullptr && *ifname != '\0' ? ifname : "(NCCL default)",
+              env->replicas, *attempt, ifname != nullptr && *ifname != '\0' ? ifname : "(NCCL default)",
               ids->size() > 1 ? "s" : "", roots.c_str(), ids->size() > 1 ? "s" : "");
   std::fflush(stdout);
 

@@ -126,6 +126,9 @@ Reply ApiServer::HandleGetId(const HttpRequest& req) {
   if (now.outcome != WaitOutcome::kTimeout) return AnswerPoll(now, started);
   // Waits without a thread: the server asks again on every change of the board, answers 204 at
   // the deadline, and forgets the poll if its client leaves.
+  logging::Debug(kComponent, "a long-poll waits for the id",
+                 {{"attempt", std::to_string(config_.attempt)},
+                  {"timeout_seconds", std::to_string(std::get<std::chrono::seconds>(timeout).count())}});
   return ParkedReply{started + std::get<std::chrono::seconds>(timeout),
                      [this, started](bool expired) -> std::optional<HttpResponse> {
                        WaitResult result = board_.Check(config_.attempt);

@@ -76,6 +76,10 @@ std::optional<ConfigError> ReadEnv(const EnvLookup& env, Config* config) {
 }
 
 std::optional<ConfigError> CheckMode(const Config& config) {
+  if (!config.in_place_state.empty() && config.standalone) {
+    return ConfigError{std::string(contract::kSidecarStateFlag) +
+                       " is for Kubernetes mode, where the ConfigMap names each attempt; --standalone has none"};
+  }
   if (!config.root_urls.empty() && !config.standalone) return ConfigError{"--root-urls only applies with --standalone"};
   if (config.standalone && config.bootstrap_roots > 1) {
     if (static_cast<int>(config.root_urls.size()) != config.bootstrap_roots || !config.peer_url.empty()) {
@@ -160,13 +164,24 @@ constexpr char kApiParagraphs[] = R"(HTTP API (on --listen):
   GET  /v1/root-id?timeout=S  standalone root pod of a job of several roots only: its own
                             trainer's id, {"id","attempt"} (long-poll; 204 not yet)
 Probes (on --probe-listen): GET /healthz (alive), GET /readyz (the id source is reachable: the
-ConfigMap was listed, or standalone: the root is up / the peer answered).
+ConfigMap was listed, or standalone: the root is up / the peer answered; in place: not before
+the attempt to serve is known).
 Both ports: an idle connection is closed after 5 s; a request must arrive within 5 s of its
 first byte (408); over 512 connections (probes: 64) a new one gets 503 unless an idle one can go.
-
-Exit status: 0 after SIGTERM/SIGINT, 1 a port cannot be bound, 2 bad flags or environment.
-The id itself is never logged.
 )";
+
+// The exit codes the operator's restart rule reads come from the contract.
+std::string InPlaceAndExitParagraphs() {
+  const std::string flag(contract::kSidecarStateFlag);
+  const std::string over = std::to_string(contract::kSidecarExitAttemptOver);
+  return "\nIn place (" + flag + "=DIR): the probes start at once; the id API is bound only once the\n"
+         "ConfigMap names an attempt after the one in DIR/attempt (absent: NCCLJOB_ATTEMPT - 1), which is\n"
+         "then served and written to DIR/attempt. When the ConfigMap names a later attempt still, waiting\n"
+         "polls get 410 and the sidecar exits " + over + "; the pod's restart rule restarts its containers.\n"
+         "\nExit status: 0 after SIGTERM/SIGINT, 1 a port cannot be bound or DIR/attempt cannot be written,\n"
+         "2 bad flags or environment (or DIR is not a directory), " + over + " in place: this pod's attempt is over.\n"
+         "The id itself is never logged.\n";
+}
 
 }  // namespace
 
@@ -210,10 +225,14 @@ cli::Program CommandLine(Config* c) {
                   "standalone with NCCLJOB_BOOTSTRAP_ROOTS > 1 (every pod): each root sidecar's id API in root "
                   "order, this one's included; each is asked for its own trainer's id (GET /v1/root-id) until "
                   "the list is whole"),
+              cli::Text(std::string(contract::kSidecarStateFlag.substr(2)), &c->in_place_state, "DIR",
+                        "Kubernetes mode, a pod restarted in place (the operator sets it): keep the last attempt "
+                        "served in DIR/attempt, serve the first attempt the ConfigMap names after it, exit " +
+                            std::to_string(contract::kSidecarExitAttemptOver) + " when the ConfigMap names a later one"),
               cli::LogFormatFlag(&c->log_format),
               cli::LogLevelFlag(&c->log_level),
           },
-      .epilogue = EnvironmentParagraph() + "\n" + kApiParagraphs,
+      .epilogue = EnvironmentParagraph() + "\n" + kApiParagraphs + InPlaceAndExitParagraphs(),
   };
 }
 

@@ -45,6 +45,9 @@ struct Config {
   std::string peer_url;    // standalone, non-root: the root sidecar to ask
   // Standalone with several bootstrap roots: every root sidecar's id API, in root order.
   std::vector<std::string> root_urls;
+  // Kubernetes mode, a pod restarted in place: the directory (an emptyDir) that keeps the last
+  // attempt this pod served (served_attempt.h). Empty: the pod serves NCCLJOB_ATTEMPT.
+  std::string in_place_state;
   logging::Format log_format = logging::Format::kText;
   logging::Level log_level = logging::Level::kInfo;
 

@@ -18,15 +18,27 @@ constexpr std::chrono::seconds kReportGrace{20};
 
 ConfigMapIdSource::ConfigMapIdSource(std::shared_ptr<kube::Client> client, const Config& config, IdBoard& board,
                                      bool report)
-    : watch_(client, config, board) {
+    : config_(config), watch_(client, config, board) {
   if (report) reporter_ = std::make_unique<RootReporter>(std::move(client), config, [this] { OnReported(); });
 }
 
 ConfigMapIdSource::~ConfigMapIdSource() { Stop(); }
 
 void ConfigMapIdSource::Start() {
-  if (reporter_) reporter_->Start();
-  watch_.Start();
+  if (reporter_) reporter_->Start();  // reads back the id its pod carries for config.attempt first
+  if (watching_) {
+    watch_.SetPodAttempt(config_.attempt);
+  } else {
+    watch_.Start(config_.attempt);
+    watching_ = true;
+  }
+  started_ = true;
+}
+
+void ConfigMapIdSource::WatchAttempts() {
+  if (watching_) return;
+  watch_.Start(/*pod_attempt=*/0);
+  watching_ = true;
 }
 
 void ConfigMapIdSource::Drain() {

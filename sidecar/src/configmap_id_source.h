@@ -3,6 +3,7 @@
 // (root_reporter.h), where the operator reads it; the POST is answered once the id is there.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -23,9 +24,10 @@ class ConfigMapIdSource : public IdSource {
   ~ConfigMapIdSource() override;
 
   void Start() override;
+  void WatchAttempts() override;
   void Drain() override;
   void Stop() override;
-  bool Ready() const override { return watch_.ready(); }
+  bool Ready() const override { return started_ && watch_.ready(); }
 
   void Keep(int64_t attempt, const std::string& id) override;
   bool Kept(int64_t attempt, const std::string& id) const override;
@@ -35,9 +37,12 @@ class ConfigMapIdSource : public IdSource {
  private:
   void OnReported();
 
+  const Config& config_;
   std::mutex on_kept_mu_;                   // held while on_kept_ runs
   std::function<void()> on_kept_;           // guarded by on_kept_mu_
   ConfigMapWatch watch_;
+  bool watching_ = false;                   // main() only (WatchAttempts, Start)
+  std::atomic<bool> started_{false};        // Start() ran: the pod's attempt is known
   std::unique_ptr<RootReporter> reporter_;  // null on a pod that makes no id; calls OnReported
 };
 

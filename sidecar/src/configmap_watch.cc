@@ -31,10 +31,11 @@ ConfigMapWatch::ConfigMapWatch(std::shared_ptr<kube::Client> client, const Confi
   });
 }
 
-void ConfigMapWatch::Start() {
-  logging::Info(kComponent, "watching the id ConfigMap",
-                {{"namespace", config_.name_space}, {"configmap", config_.ConfigMapName()},
-                 {"attempt", std::to_string(config_.attempt)}});
+void ConfigMapWatch::Start(int64_t pod_attempt) {
+  pod_attempt_ = pod_attempt;
+  logging::Fields fields{{"namespace", config_.name_space}, {"configmap", config_.ConfigMapName()}};
+  if (pod_attempt > 0) fields.emplace_back("attempt", std::to_string(pod_attempt));
+  logging::Info(kComponent, "watching the id ConfigMap", fields);
   informer_.Start();
 }
 
@@ -53,9 +54,11 @@ void ConfigMapWatch::OnConfigMap(const nlohmann::json& config_map) {
   }
   bool published = view->id.has_value();
   if (view->attempt != last_logged_attempt_ || published != last_logged_published_) {
-    logging::Info(kComponent, published ? "the ConfigMap holds an id" : "the ConfigMap holds no id yet",
-                  {{"configmap_attempt", std::to_string(view->attempt)},
-                   {"pod_attempt", std::to_string(config_.attempt)}});
+    logging::Fields fields{{"configmap_attempt", std::to_string(view->attempt)}};
+    if (int64_t pod_attempt = pod_attempt_.load(); pod_attempt > 0) {
+      fields.emplace_back("pod_attempt", std::to_string(pod_attempt));  // in place: none before it is known
+    }
+    logging::Info(kComponent, published ? "the ConfigMap holds an id" : "the ConfigMap holds no id yet", fields);
     last_logged_attempt_ = view->attempt;
     last_logged_published_ = published;
   }

@@ -4,6 +4,8 @@
 // succeeded.
 #pragma once
 
+#include <atomic>
+#include <cstdint>
 #include <memory>
 
 #include "config.h"
@@ -16,7 +18,10 @@ namespace sidecar {
 class ConfigMapWatch {
  public:
   ConfigMapWatch(std::shared_ptr<kube::Client> client, const Config& config, IdBoard& board);
-  void Start();
+  // `pod_attempt`: the attempt this pod serves, for the log lines; 0 while it is not known yet
+  // (in place: the board's attempts decide it, served_attempt.h).
+  void Start(int64_t pod_attempt);
+  void SetPodAttempt(int64_t pod_attempt) { pod_attempt_ = pod_attempt; }
   void Stop();
   bool ready() const { return informer_.HasSynced(); }
 
@@ -26,6 +31,7 @@ class ConfigMapWatch {
   const Config& config_;
   IdBoard& board_;
   kube::Informer informer_;
+  std::atomic<int64_t> pod_attempt_{0};
   int64_t last_logged_attempt_ = 0;  // informer thread only
   bool last_logged_published_ = false;
 };

@@ -5,10 +5,12 @@
 namespace sidecar {
 
 void IdBoard::Observe(int64_t attempt, std::optional<std::string> id, std::string job_uid) {
+  bool new_attempt = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (attempt < latest_attempt_) return;
     if (attempt > latest_attempt_) {
+      new_attempt = true;
       latest_attempt_ = attempt;
       id_.reset();
       job_uid_.clear();
@@ -17,7 +19,7 @@ void IdBoard::Observe(int64_t attempt, std::optional<std::string> id, std::strin
     if (id) id_ = std::move(id);
     if (!job_uid.empty()) job_uid_ = std::move(job_uid);
   }
-  Changed();
+  Changed(new_attempt);
 }
 
 WaitResult IdBoard::CheckLocked(int64_t attempt) const {
@@ -46,9 +48,15 @@ void IdBoard::SetOnChange(std::function<void()> on_change) {
   on_change_ = std::move(on_change);
 }
 
-void IdBoard::Changed() {
+void IdBoard::SetOnNewAttempt(std::function<void()> on_new_attempt) {
+  std::lock_guard<std::mutex> lock(on_change_mu_);
+  on_new_attempt_ = std::move(on_new_attempt);
+}
+
+void IdBoard::Changed(bool new_attempt) {
   std::lock_guard<std::mutex> lock(on_change_mu_);
   if (on_change_) on_change_();
+  if (new_attempt && on_new_attempt_) on_new_attempt_();
 }
 
 void IdBoard::Close() {
@@ -56,7 +64,7 @@ void IdBoard::Close() {
     std::lock_guard<std::mutex> lock(mu_);
     closed_ = true;
   }
-  Changed();
+  Changed(/*new_attempt=*/false);
 }
 
 int64_t IdBoard::LatestAttempt() const {

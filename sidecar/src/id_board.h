@@ -46,6 +46,11 @@ class IdBoard {
   // Pass nullptr to stop (returns once a call in progress has finished).
   void SetOnChange(std::function<void()> on_change);
 
+  // Called, on the publishing thread, after an Observe() that moved the board to a later attempt
+  // (after on_change); it must not block. nullptr stops it, as for SetOnChange. In place, main()
+  // learns from it which attempt to serve and when that one is over (served_attempt.h).
+  void SetOnNewAttempt(std::function<void()> on_new_attempt);
+
   // Answers every poll with kClosed, now and for all later checks.
   void Close();
 
@@ -54,7 +59,7 @@ class IdBoard {
  private:
   WaitResult CheckLocked(int64_t attempt) const;
 
-  void Changed();
+  void Changed(bool new_attempt);
 
   mutable std::mutex mu_;
   int64_t latest_attempt_ = 0;           // guarded by mu_
@@ -63,6 +68,7 @@ class IdBoard {
   bool closed_ = false;                  // guarded by mu_
   std::mutex on_change_mu_;               // held while on_change_ runs
   std::function<void()> on_change_;      // guarded by on_change_mu_
+  std::function<void()> on_new_attempt_;  // guarded by on_change_mu_
 };
 
 }  // namespace sidecar

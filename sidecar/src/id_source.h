@@ -31,6 +31,10 @@ class IdSource {
   virtual ~IdSource() = default;
 
   virtual void Start() = 0;  // after the servers started; feeds the board on its own threads
+  // In place (--in-place-state; Kubernetes mode only), before Start(): feeds the board the
+  // attempts the ConfigMap names while this pod waits to learn which one it serves
+  // (served_attempt.h). Start() then starts the rest; Ready() stays false until then.
+  virtual void WatchAttempts() {}
   // After the stop signal, before the board closes (waiting polls are still answered meanwhile):
   // returns once nothing a trainer handed over would be lost by stopping, or it gave up.
   virtual void Drain() {}

@@ -1,8 +1,7 @@
 // nccl-sidecar: wires the id API, the probes and the id source of its mode (id_source.h)
-// together, and stops them all on SIGTERM.
+// together, and stops them all on SIGTERM. In place (--in-place-state) it first waits for the
+// attempt this pod serves (served_attempt.h), and exits when a later attempt starts.
 #include <malloc.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -15,16 +14,20 @@
 
 #include "api_server.h"
 #include "config.h"
+#include "contract/names.h"
 #include "id_board.h"
 #include "id_source.h"
 #include "logging/log.h"
 #include "make_id_source.h"
 #include "probe_server.h"
+#include "process_events.h"
+#include "served_attempt.h"
 
 namespace {
 
 constexpr char kComponent[] = "sidecar";
 constexpr int kExitBindFailed = 1;
+constexpr int kExitStateNotWritten = 1;
 constexpr int kExitBadConfig = 2;
 
 std::optional<std::string> GetEnv(std::string_view name) {
@@ -34,6 +37,58 @@ std::optional<std::string> GetEnv(std::string_view name) {
 }
 
 std::string Address(const std::string& host, int port) { return host + ":" + std::to_string(port); }
+
+// In place: waits until the ConfigMap names an attempt after the last one this pod served and
+// returns it; nullopt when a stop signal came first (*stopped_by says which). The API port is
+// not bound meanwhile, so a trainer's request is refused (its client retries) and no id of an
+// earlier attempt is served.
+std::optional<int64_t> AwaitAttemptToServe(const sidecar::Config& config, const sidecar::ServedAttemptFile& state,
+                                           sidecar::IdBoard& board, sidecar::IdSource& source,
+                                           sidecar::ProcessEvents& events, int probe_port,
+                                           sidecar::ProcessEvents::Event* stopped_by) {
+  if (!state.problem.empty()) logging::Warn(kComponent, "ignored the in-place state file", {{"problem", state.problem}});
+  logging::Info(kComponent, "waiting for the ConfigMap to name an attempt after the last one this pod served",
+                {{"job", config.job}, {"index", std::to_string(config.index)},
+                 {"last_served", std::to_string(sidecar::LastServedAttempt(state.attempt, config.attempt))},
+                 {"from", state.attempt ? config.in_place_state + "/" + sidecar::kServedAttemptFile
+                                        : "NCCLJOB_ATTEMPT - 1 (first start)"},
+                 {"probe_listen", Address(config.probe_listen.host, probe_port)}});
+  board.SetOnNewAttempt([&events] { events.Wake(); });  // also tells the serving loop below
+  source.WatchAttempts();
+  for (;;) {
+    sidecar::ServedAttemptDecision decision =
+        sidecar::DecideServedAttempt(state.attempt, config.attempt, board.LatestAttempt());
+    if (decision.serve) return decision.attempt;
+    *stopped_by = events.Wait();
+    if (*stopped_by != sidecar::ProcessEvents::Event::kWoken) return std::nullopt;
+  }
+}
+
+// In place, the ConfigMap names a later attempt: waiting polls get 410, then the process ends
+// with the exit status the pod's restart rule restarts every container on. The watch and the
+// reporter are not stopped: the watch would take up to a second to notice, and nothing is left
+// to hand over once the attempt is over.
+[[noreturn]] void EndAttempt(int64_t served, int64_t latest, sidecar::ApiServer& api, sidecar::ProbeServer& probe) {
+  logging::Info(kComponent, "attempt over",
+                {{"attempt", std::to_string(served)}, {"configmap_attempt", std::to_string(latest)},
+                 {"exit_code", std::to_string(contract::kSidecarExitAttemptOver)}});
+  api.Stop();  // answers every waiting poll from the board, which holds the later attempt: 410
+  probe.Stop();
+  std::fflush(nullptr);
+  std::_Exit(contract::kSidecarExitAttemptOver);
+}
+
+void StopAll(sidecar::IdSource& source, sidecar::IdBoard& board, sidecar::ApiServer& api, sidecar::ProbeServer& probe) {
+  source.Drain();  // a root whose posted id is not on its pod yet keeps reporting it a while
+  board.Close();   // answers every waiting long-poll (503) so the servers can stop at once
+  source.Stop();
+  api.Stop();
+  probe.Stop();
+}
+
+const char* SignalName(sidecar::ProcessEvents::Event event) {
+  return event == sidecar::ProcessEvents::Event::kSigint ? "SIGINT" : "SIGTERM";
+}
 
 }  // namespace
 
@@ -54,13 +109,18 @@ int main(int argc, char** argv) {
   }
   sidecar::Config config = std::get<sidecar::Config>(std::move(parsed));
   logging::Configure(config.log_format, config.log_level);
+  const bool in_place = !config.in_place_state.empty();
+  sidecar::ServedAttemptFile state;
+  if (in_place) {
+    state = sidecar::ReadServedAttempt(config.in_place_state);
+    if (!state.error.empty()) {
+      std::fprintf(stderr, "nccl-sidecar: %s=%s: %s (the operator mounts an emptyDir there)\n",
+                   std::string(contract::kSidecarStateFlag).c_str(), config.in_place_state.c_str(), state.error.c_str());
+      return kExitBadConfig;
+    }
+  }
 
-  // Blocked before any thread starts, so only sigwait below sees them.
-  sigset_t stop_signals;
-  sigemptyset(&stop_signals);
-  sigaddset(&stop_signals, SIGTERM);
-  sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+  sidecar::ProcessEvents events;  // blocks SIGTERM/SIGINT before any thread starts
 
   sidecar::IdBoard board;
   auto made = sidecar::MakeIdSource(config, board);
@@ -70,14 +130,38 @@ int main(int argc, char** argv) {
   }
   sidecar::IdSource& source = *std::get<std::unique_ptr<sidecar::IdSource>>(made);
 
-  sidecar::ApiServer api(config, board, source);
   sidecar::ProbeServer probe(source);
-  int api_port = api.Bind(config.listen);
   int probe_port = probe.Bind(config.probe_listen);
+  if (probe_port >= 0) probe.Start();
+  if (in_place && probe_port >= 0) {
+    sidecar::ProcessEvents::Event stopped_by{};
+    std::optional<int64_t> attempt = AwaitAttemptToServe(config, state, board, source, events, probe_port, &stopped_by);
+    if (!attempt) {
+      logging::Info(kComponent, "stopping", {{"signal", SignalName(stopped_by)}, {"serving", "none yet"}});
+      source.Stop();
+      probe.Stop();
+      logging::Info(kComponent, "stopped");
+      return 0;
+    }
+    if (std::string error = sidecar::WriteServedAttempt(config.in_place_state, *attempt); !error.empty()) {
+      // Serving without the record would let a restart of this pod serve the same attempt again.
+      logging::Error(kComponent, "cannot keep the attempt served; not serving it", {{"error", error}});
+      source.Stop();
+      probe.Stop();
+      return kExitStateNotWritten;
+    }
+    logging::Info(kComponent, "serving attempt",
+                  {{"attempt", std::to_string(*attempt)}, {"pod_created_for", std::to_string(config.attempt)},
+                   {"state_file", config.in_place_state + "/" + sidecar::kServedAttemptFile}});
+    config.attempt = *attempt;  // no thread reads it yet: the API server and the reporter start below
+  }
+  sidecar::ApiServer api(config, board, source);
+  int api_port = probe_port >= 0 ? api.Bind(config.listen) : -1;
   if (api_port < 0 || probe_port < 0) {
     logging::Error(kComponent, "cannot listen; is another sidecar running?",
                    {{"listen", Address(config.listen.host, config.listen.port)},
                     {"probe_listen", Address(config.probe_listen.host, config.probe_listen.port)}});
+    StopAll(source, board, api, probe);
     return kExitBindFailed;
   }
   logging::Info(kComponent, "started",
@@ -88,17 +172,15 @@ int main(int argc, char** argv) {
                  {"probe_listen", Address(config.probe_listen.host, probe_port)}});
 
   api.Start();
-  probe.Start();
   source.Start();
 
-  int signal_number = 0;
-  sigwait(&stop_signals, &signal_number);
-  logging::Info(kComponent, "stopping", {{"signal", signal_number == SIGTERM ? "SIGTERM" : "SIGINT"}});
-  source.Drain();  // a root whose posted id is not on its pod yet keeps reporting it a while
-  board.Close();   // answers every waiting long-poll (503) so the servers can stop at once
-  source.Stop();
-  api.Stop();
-  probe.Stop();
+  sidecar::ProcessEvents::Event event;
+  while ((event = events.Wait()) == sidecar::ProcessEvents::Event::kWoken) {
+    const int64_t latest = board.LatestAttempt();
+    if (in_place && sidecar::AttemptOver(config.attempt, latest)) EndAttempt(config.attempt, latest, api, probe);
+  }
+  logging::Info(kComponent, "stopping", {{"signal", SignalName(event)}});
+  StopAll(source, board, api, probe);
   logging::Info(kComponent, "stopped");
   return 0;
 }

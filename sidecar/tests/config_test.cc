@@ -187,6 +187,19 @@ TEST(ParseConfig, StandaloneRules) {
   EXPECT_FALSE(ErrorOf(Parse({"--standalone", "--peer-url", "http://127.0.0.1:1"}, root)).empty());
 }
 
+TEST(ParseConfig, InPlaceStateIsForKubernetesMode) {
+  auto r = Parse({"--in-place-state=/var/run/nccl-sidecar"}, PodEnv());
+  ASSERT_TRUE(std::holds_alternative<Config>(r)) << ErrorOf(r);
+  EXPECT_EQ(std::get<Config>(r).in_place_state, contract::kSidecarStateDir);
+  EXPECT_TRUE(std::get<Config>(Parse({}, PodEnv())).in_place_state.empty());
+  Env root = PodEnv();
+  root["NCCLJOB_INDEX"] = "0";
+  std::string refused = ErrorOf(Parse({"--standalone", "--in-place-state", "/tmp/x"}, root));
+  EXPECT_NE(refused.find("--in-place-state is for Kubernetes mode"), std::string::npos) << refused;
+  EXPECT_NE(HelpText().find("--in-place-state=DIR"), std::string::npos);
+  EXPECT_NE(HelpText().find("exits " + std::to_string(contract::kSidecarExitAttemptOver)), std::string::npos);
+}
+
 TEST(ParseConfig, BadFlagsAreNamed) {
   EXPECT_NE(ErrorOf(Parse({"--listen", "nope"}, PodEnv())).find("--listen"), std::string::npos);
   EXPECT_NE(ErrorOf(Parse({"--listen", "h:70000"}, PodEnv())).find("--listen"), std::string::npos);

@@ -94,5 +94,20 @@ TEST(IdBoard, CloseAnswersEveryAttemptAndStaysClosed) {
   EXPECT_EQ(board.Check(2).outcome, WaitOutcome::kClosed);
 }
 
+TEST(IdBoard, TellsOfEachLaterAttemptOnce) {
+  IdBoard board;
+  int told = 0;
+  board.SetOnNewAttempt([&told] { ++told; });
+  board.Observe(2, std::nullopt);
+  EXPECT_EQ(told, 1);
+  board.Observe(2, std::string("id"));  // the same attempt, its id published
+  board.Observe(1, std::nullopt);        // an earlier attempt: ignored
+  board.Close();
+  EXPECT_EQ(told, 1);
+  board.SetOnNewAttempt(nullptr);
+  board.Observe(3, std::nullopt);
+  EXPECT_EQ(told, 1);
+}
+
 }  // namespace
 }  // namespace sidecar

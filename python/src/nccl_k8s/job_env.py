@@ -25,7 +25,8 @@ class JobEnv:
 
     Attributes mirror ``nccl_k8s::JobEnv``: ``index`` (NCCLJOB_INDEX), ``replicas`` (derived from
     the world size; NCCLJOB_REPLICAS is checked against it), ``gpus_per_pod`` (0 means one
-    CPU-only rank per pod), ``world_size`` (NCCL ranks in all), ``attempt``, ``sidecar_url``,
+    CPU-only rank per pod), ``world_size`` (NCCL ranks in all), ``attempt`` (NCCLJOB_ATTEMPT: the
+    attempt the pod was created for; the one it serves is :func:`nccl_k8s.served_attempt`), ``sidecar_url``,
     ``pod_ip`` ("" when not given), ``init_timeout`` (seconds, default 300), ``job_name``,
     ``bootstrap_roots`` (NCCLJOB_BOOTSTRAP_ROOTS, default 1) and ``bootstrap_roots_set`` (it was given).
     """

@@ -1,7 +1,8 @@
 """The trainer's side of the sidecar's id API (docs/contracts.md, "The sidecar's HTTP API").
 
-The same protocol, retries and messages as the C++ runtime (runtime/src/sidecar_client.cc): the
-root POSTs the id with its attempt; everyone else long-polls GET /v1/id, where 204 asks again,
+The same protocol, retries and messages as the C++ runtime (runtime/src/sidecar_client.cc): every
+pod first asks GET /v1/info for the attempt it serves (after an in-place restart it is past
+NCCLJOB_ATTEMPT); the root POSTs the id with that attempt; everyone else long-polls GET /v1/id, where 204 asks again,
 410 means a later attempt exists, and 5xx or a request without an answer (refused, reset) is
 retried with backoff until the deadline: the sidecar may start after the trainer, and a root
 sidecar answers the POST only once the id is on its pod, so one killed before that gets the same
@@ -101,6 +102,37 @@ def _backoff(backoff: float, deadline: float) -> float:
 def _deadline_passed(what: str, last_error: str) -> DeadlineExceededError:
     return DeadlineExceededError(what + " before the init deadline (NCCLJOB_INIT_TIMEOUT_SECONDS)" +
                                  (f"; last error: {last_error}" if last_error else ""))
+
+
+def fetch_attempt(sidecar_url: str, deadline: float) -> int:
+    """The attempt this pod serves: the ``attempt`` of the sidecar's GET /v1/info. After the kubelet
+    restarted the pod's containers in place for a later attempt it is past NCCLJOB_ATTEMPT (the
+    attempt the pod was created for). Asked again while the sidecar does not answer (it is starting,
+    or still waits to learn its attempt) or answers 5xx, until ``deadline``."""
+    url = _sidecar_url(sidecar_url)
+    backoff, last_error = _FIRST_BACKOFF, ""
+    while time.monotonic() < deadline:
+        try:
+            status, answer = _request(url, "GET", "/v1/info", None, "", deadline)
+        except _Unreachable as err:
+            last_error = str(err)
+            backoff = _backoff(backoff, deadline)
+            continue
+        if status >= 500:
+            last_error = _error_text(status, answer)
+            backoff = _backoff(backoff, deadline)
+            continue
+        if status != 200:
+            raise SidecarUnavailableError(f"the sidecar refused GET /v1/info: {_error_text(status, answer)}")
+        try:
+            doc = json.loads(answer)
+        except ValueError:
+            doc = None
+        attempt = doc.get("attempt") if isinstance(doc, dict) else None
+        if not isinstance(attempt, int) or isinstance(attempt, bool) or not 1 <= attempt <= 2**31 - 1:
+            raise SidecarUnavailableError("the sidecar's /v1/info answer has no attempt number")
+        return attempt
+    raise _deadline_passed(f"could not learn this pod's attempt from the sidecar at {sidecar_url}", last_error)
 
 
 def post_id(sidecar_url: str, unique_id: bytes, attempt: int, deadline: float) -> None:

@@ -15,7 +15,7 @@ struct JobEnv {
   int replicas = 1;          // NCCLJOB_REPLICAS (optional; derived from the world size)
   int gpus_per_pod = 1;      // NCCLJOB_GPUS_PER_POD: 0 means one CPU-only rank per pod
   int world_size = 1;        // NCCLJOB_WORLD_SIZE: NCCL ranks in all
-  int attempt = 1;           // NCCLJOB_ATTEMPT
+  int attempt = 1;           // NCCLJOB_ATTEMPT: the attempt the pod was created for (served: ServedAttempt)
   std::string sidecar_url;   // NCCLJOB_SIDECAR_URL, e.g. http://127.0.0.1:8471
   std::string pod_ip;        // NCCLJOB_POD_IP (optional)
   std::chrono::seconds init_timeout{300};  // NCCLJOB_INIT_TIMEOUT_SECONDS (optional)

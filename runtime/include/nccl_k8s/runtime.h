@@ -47,8 +47,14 @@ IfnameChoice ConfigureSocketIfname(const JobEnv& env);
 
 // ---- the unique id ---------------------------------------------------------------------------
 
-// The ids of this pod's attempt, one per bootstrap root (NCCLJOB_BOOTSTRAP_ROOTS, default 1), in
-// the order ncclCommInitRankScalable takes them. A root pod (index 0 with one root;
+// The attempt this pod serves now, as its sidecar says (GET /v1/info): after the kubelet restarted
+// the pod's containers in place for a later attempt it is past env.attempt (NCCLJOB_ATTEMPT, the
+// attempt the pod was created for). Asks again while the sidecar does not answer (it is starting,
+// or waits to learn its attempt) or answers 5xx, until the deadline. ObtainUniqueIds uses it.
+Result<int> ServedAttempt(const JobEnv& env, Deadline deadline);
+
+// The ids of this pod's attempt (ServedAttempt), one per bootstrap root (NCCLJOB_BOOTSTRAP_ROOTS,
+// default 1), in the order ncclCommInitRankScalable takes them. A root pod (index 0 with one root;
 // docs/contracts.md "Bootstrap roots" with several) calls ncclGetUniqueId and POSTs its id to the sidecar;
 // every pod but a lone root then long-polls the sidecar until it serves the list of its attempt,
 // retrying on connection errors until the deadline.

@@ -73,6 +73,30 @@ class SidecarProcess {
     return false;
   }
 
+  // The first log line whose "msg" is `msg`, waited for; nullopt if the process exited or the
+  // deadline passed first.
+  std::optional<nlohmann::json> WaitLogged(const std::string& msg, std::chrono::seconds timeout = std::chrono::seconds(20)) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (std::chrono::steady_clock::now() < deadline) {
+      for (nlohmann::json& line : LogLines()) {
+        if (line.value("msg", "") == msg) return std::move(line);
+      }
+      if (Exited()) return std::nullopt;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return std::nullopt;
+  }
+
+  // Waits for the process to end by itself: its exit code, or -1 when it still runs at the deadline.
+  int WaitExit(std::chrono::milliseconds timeout) {
+    auto deadline = std::chrono::steady_clock::now() + timeout;
+    while (!Exited() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+    if (!exit_status_) return -1;
+    return WIFEXITED(*exit_status_) ? WEXITSTATUS(*exit_status_) : 128 + WTERMSIG(*exit_status_);
+  }
+
   // SIGTERM, then the exit code (or -1 when it did not stop within the timeout).
   int Terminate(std::chrono::seconds timeout = std::chrono::seconds(10)) {
     if (!exit_status_) kill(pid_, SIGTERM);
@@ -120,12 +144,13 @@ class SidecarProcess {
   int probe_port() const { return probe_port_; }
   std::string api_url() const { return "http://127.0.0.1:" + std::to_string(api_port_); }
 
- private:
+  // The port of a HOST:PORT the log names.
   static int PortOf(const std::string& host_port) {
     size_t colon = host_port.rfind(':');
     return colon == std::string::npos ? -1 : std::atoi(host_port.c_str() + colon + 1);
   }
 
+ private:
   std::string log_path_;
   pid_t pid_ = -1;
   std::optional<int> exit_status_;
