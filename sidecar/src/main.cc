@@ -59,6 +59,20 @@ std::optional<int64_t> AwaitAttemptToServe(const sidecar::Config& config, const 
     sidecar::ServedAttemptDecision decision =
         sidecar::DecideServedAttempt(state.attempt, config.attempt, board.LatestAttempt());
     if (decision.serve) return decision.attempt;
+    if (decision.restart) {
+      // Restarted, it finds the record and takes up the ConfigMap's attempt.
+      if (std::string error = sidecar::WriteServedAttempt(config.in_place_state, decision.attempt); !error.empty()) {
+        logging::Error(kComponent, "cannot keep the attempt the pod was made for", {{"error", error}});
+        std::fflush(nullptr);
+        std::_Exit(kExitStateNotWritten);
+      }
+      logging::Info(kComponent, "the job is past the attempt this pod was made for: restarting the pod",
+                    {{"pod_created_for", std::to_string(config.attempt)},
+                     {"configmap_attempt", std::to_string(board.LatestAttempt())},
+                     {"exit_code", std::to_string(contract::kSidecarExitAttemptOver)}});
+      std::fflush(nullptr);
+      std::_Exit(contract::kSidecarExitAttemptOver);
+    }
     *stopped_by = events.Wait();
     if (*stopped_by != sidecar::ProcessEvents::Event::kWoken) return std::nullopt;
   }

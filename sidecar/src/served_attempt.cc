@@ -48,6 +48,7 @@ int64_t LastServedAttempt(std::optional<int64_t> state_file, int64_t env_attempt
 
 ServedAttemptDecision DecideServedAttempt(std::optional<int64_t> state_file, int64_t env_attempt,
                                           int64_t configmap_attempt) {
+  if (!state_file && configmap_attempt > env_attempt) return {.restart = true, .attempt = env_attempt};
   if (configmap_attempt > LastServedAttempt(state_file, env_attempt)) return {.serve = true, .attempt = configmap_attempt};
   return {};
 }

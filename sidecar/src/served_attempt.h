@@ -27,7 +27,12 @@ int64_t LastServedAttempt(std::optional<int64_t> state_file, int64_t env_attempt
 
 struct ServedAttemptDecision {
   bool serve = false;   // false: wait for the ConfigMap to name a later attempt
-  int64_t attempt = 0;  // when serve: the attempt this pod serves from now on
+  // A first start (no state file) that finds the job already past the attempt the pod was made
+  // for: the pod enters the later attempt as every other pod of its attempt does, through one
+  // restart of its containers (record `attempt`, the pod's own, then exit
+  // contract::kSidecarExitAttemptOver), so the operator counts one restart for every pod it moves.
+  bool restart = false;
+  int64_t attempt = 0;  // when serve: the attempt this pod serves from now on; when restart: the one to record
 };
 
 // `configmap_attempt`: the latest attempt the job's ConfigMap named (0: not listed yet).

@@ -30,6 +30,20 @@ TEST(ServedAttempt, AFirstStartServesTheAttemptThePodWasCreatedFor) {
   EXPECT_TRUE(DecideServedAttempt(std::nullopt, 1, 1).serve);
 }
 
+TEST(ServedAttempt, AFirstStartAfterTheJobMovedOnEntersTheLaterAttemptThroughARestart) {
+  // Made for 3, started only once the ConfigMap names 4: like every pod moved to 4, it restarts
+  // once (so the operator's count of its restarts holds), recording 3 as served.
+  ServedAttemptDecision first = DecideServedAttempt(std::nullopt, 3, 4);
+  EXPECT_FALSE(first.serve);
+  EXPECT_TRUE(first.restart);
+  EXPECT_EQ(first.attempt, 3);
+  ServedAttemptDecision restarted = DecideServedAttempt(3, 3, 4);
+  EXPECT_TRUE(restarted.serve);
+  EXPECT_FALSE(restarted.restart);
+  EXPECT_EQ(restarted.attempt, 4);
+  EXPECT_FALSE(DecideServedAttempt(std::nullopt, 3, 3).restart);
+}
+
 TEST(ServedAttempt, ARestartWaitsForTheNextAttemptAndNeverServesTheLastAgain) {
   // Restarted after serving 3 (its trainer failed): the ConfigMap still names 3 until the operator moves it.
   EXPECT_EQ(LastServedAttempt(3, 1), 3);

@@ -74,12 +74,6 @@ void ObserveStartBlocked(const Json& status, ObservedPod& out) {
   }
 }
 
-bool BoolField(const Json& obj, const char* key) {
-  if (!obj.is_object()) return false;
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_boolean() && it->get<bool>();
-}
-
 int IntAt(const Json& obj, const char* key) {
   if (!obj.is_object()) return 0;
   auto it = obj.find(key);
@@ -130,9 +124,6 @@ void ObserveInPlace(const Json& annotations, const Json& status, const std::stri
   if (!annotations.is_object() || !annotations.contains(contract::kAnnotationRestartsBefore)) return;
   out.in_place = true;
   out.restarts_before = CountField(annotations, contract::kAnnotationRestartsBefore, 0);
-  for (const Json& cs : ArrayField(status, "initContainerStatuses")) {
-    if (StringField(cs, "name") == contract::kSidecarContainerName) out.sidecar_ready = BoolField(cs, "ready");
-  }
   for (const Json& cs : ArrayField(status, "containerStatuses")) {
     if (StringField(cs, "name") != trainer_container) continue;
     const Json* terminated = Terminated(cs);

@@ -40,7 +40,6 @@ struct ObservedPod {
   bool in_place = false;
   int restarts_before = 0;
   int trainer_restarts = 0;
-  bool sidecar_ready = false;  // the sidecar container is ready (it serves an attempt)
 
   bool Terminal() const { return failed || trainer_succeeded || phase == "Succeeded" || phase == "Failed"; }
 };

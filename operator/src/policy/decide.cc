@@ -138,7 +138,7 @@ class Decider {
   // A pod that failed in place is running again (its sidecar waits for the next attempt): it is
   // not left for its logs like an ended one, or its trainer would start again and again.
   static bool Ended(const ObservedPod& p) {
-    return p.in_place ? p.phase == "Succeeded" || p.phase == "Failed" : p.Terminal();
+    return p.in_place ? p.phase == "Succeeded" || p.phase == "Failed" || p.trainer_succeeded : p.Terminal();
   }
 
   void DeletePods(bool include_terminal) {
@@ -159,13 +159,21 @@ class Decider {
   }
 
   // A pod that can serve the next attempt after its kubelet restarts its containers: made for
-  // it, still running (not ended, deleted or disrupted), and its sidecar has served an attempt
-  // (it is ready, or the pod already restarted since): a sidecar still starting may take up the
-  // next attempt without restarting its pod, so such a pod is made again instead.
+  // it and still there (not ended, deleted or disrupted).
   bool RestartableInPlace(const ObservedPod& p) const {
     return p.in_place && !p.terminating && p.phase != "Succeeded" && p.phase != "Failed" && !p.disruption &&
-           !p.trainer_succeeded && p.index >= 0 && p.index < job_.spec.replicas &&
-           (p.sidecar_ready || p.trainer_restarts > p.restarts_before);
+           !p.trainer_succeeded && p.index >= 0 && p.index < job_.spec.replicas;
+  }
+
+  // The trainer restart count a pod moved to the next attempt starts that attempt from. Every pod
+  // enters an attempt through one restart of its containers: its sidecar's exit when it sees the
+  // attempt (a sidecar that had not started yet does the same, docs/contracts.md), or the
+  // restart it already had since its attempt began (its own failure, NCCL's error after another
+  // rank's), after which its sidecar takes up the next attempt as it is. A pod that has not made
+  // the restart into its current attempt yet makes only that one.
+  static int RestartsBeforeNextAttempt(const ObservedPod& p) {
+    if (p.trainer_restarts < p.restarts_before) return p.restarts_before;
+    return std::max(p.trainer_restarts, p.restarts_before + 1);
   }
 
   // The pods the next attempt keeps, by index (nullptr: made again). A gang's pods are admitted
@@ -486,10 +494,7 @@ class Decider {
         plan_.delete_pods.push_back(p->name);
         continue;
       }
-      // Its sidecar restarts the pod when it sees this attempt (one restart more), unless the
-      // pod restarted since its attempt began (its own failure, or NCCL's error after another
-      // rank's): that restart was its move, and its sidecar takes up this attempt as it is.
-      plan_.move_pods.push_back({p->name, std::max(p->trainer_restarts, p->restarts_before + 1)});
+      plan_.move_pods.push_back({p->name, RestartsBeforeNextAttempt(*p)});
     }
     for (int i = 0; i < job_.spec.replicas; ++i) {
       if (!view.by_index.count(i) && !held[i]) plan_.create_pods.push_back(i);

@@ -178,7 +178,6 @@ TEST(ObservePod, APodRestartedInPlaceBeyondItsAttemptsStartFailedWithItsTrainers
   EXPECT_TRUE(p.in_place);
   EXPECT_EQ(p.restarts_before, 1);
   EXPECT_EQ(p.trainer_restarts, 2);
-  EXPECT_TRUE(p.sidecar_ready);
   EXPECT_TRUE(p.failed);
   EXPECT_FALSE(p.Terminal() && p.phase != "Running") << "it runs again";
   EXPECT_EQ(p.trainer_exit_code, 3);

@@ -21,13 +21,12 @@ using testing::HasEvent;
 using testing::kNow;
 using testing::RunningJob;
 
-// Pod `index` made to restart in place, serving `attempt` with its sidecar ready.
+// Pod `index` made to restart in place, serving `attempt`.
 ObservedPod InPlacePod(int index, int attempt, int restarts_before = 0) {
   ObservedPod p = testing::Pod(index, attempt);
   p.in_place = true;
   p.restarts_before = restarts_before;
   p.trainer_restarts = restarts_before;
-  p.sidecar_ready = true;
   p.ready = true;
   return p;
 }
@@ -45,7 +44,6 @@ ObservedPod RestartedPod(int index, int attempt, int restarts_before = 0) {
   p.failed = true;
   p.trainer_exit_code = 1;
   p.failure_detail = "trainer exited with code 1; its pod restarts in place";
-  p.sidecar_ready = false;  // its sidecar waits for the next attempt
   p.ready = false;
   return p;
 }
@@ -119,14 +117,26 @@ TEST(DecideInPlace, APodThatRestartedTwiceStartsTheAttemptFromItsCount) {
   EXPECT_EQ(p.move_pods[1].restarts_before, 4);
 }
 
+TEST(DecideInPlace, APodNotYetRestartedIntoItsAttemptOwesOnlyThatRestart) {
+  // Attempt 2 failed before demo-3 made its restart into it (still 1 restart short): moved to 3
+  // it still owes one restart, not two.
+  auto pods = InPlacePods(2, 1);
+  pods[3].trainer_restarts = 0;
+  Plan p = Decide(BackoffOver(2), pods, Cm(2, true), kNow);
+  ASSERT_EQ(p.move_pods.size(), 4u);
+  EXPECT_EQ(p.move_pods[3].name, "demo-3");
+  EXPECT_EQ(p.move_pods[3].restarts_before, 1);
+  EXPECT_EQ(p.move_pods[0].restarts_before, 2);
+}
+
 TEST(DecideInPlace, PodsThatCannotRestartInPlaceAreMadeAgain) {
   auto pods = InPlacePods(1);
   pods[0] = RestartedPod(0, 1);
-  pods[1].sidecar_ready = false;  // its sidecar had not served yet: it may take up attempt 2 as it is
+  pods[1].terminating = true;
   pods[2] = testing::FailedPod(2, 1, 3);  // ended (made before restarts in place)
   pods[3].disruption = observed::Disruption{"Eviction", "evicted"};
   Plan failed = Decide(RunningJob(), pods, Cm(1, true), kNow);
-  EXPECT_EQ(failed.delete_pods, (std::vector<std::string>{"demo-1", "demo-2", "demo-3"}));
+  EXPECT_EQ(failed.delete_pods, (std::vector<std::string>{"demo-2", "demo-3"}));
   Plan next = Decide(BackoffOver(1), {pods[0]}, Cm(1, true), kNow);
   ASSERT_EQ(next.move_pods.size(), 1u);
   EXPECT_EQ(next.move_pods[0].name, "demo-0");
@@ -139,7 +149,7 @@ TEST(DecideInPlace, AGangMakesEveryPodAgainWhenOneMustBe) {
   gang.gang_scheduled = true;
   auto pods = InPlacePods(1);
   pods[0] = RestartedPod(0, 1);
-  pods[3].sidecar_ready = false;
+  pods[3].disruption = observed::Disruption{"Eviction", "evicted"};
   Plan p = Decide(RunningJob(), pods, Cm(1, true), kNow, gang);
   EXPECT_EQ(p.delete_pods.size(), 4u) << "a lone new pod could not be admitted by the gang";
   Plan all_kept = Decide(RunningJob(), {RestartedPod(0, 1), InPlacePod(1, 1), InPlacePod(2, 1), InPlacePod(3, 1)},
@@ -160,6 +170,14 @@ TEST(DecideInPlace, TheIdWaitsUntilEveryMovedPodRestarted) {
   pods[3].trainer_restarts = 1;
   Plan published = Decide(job, pods, Cm(2), kNow);
   ASSERT_TRUE(published.publish);
+}
+
+TEST(DecideInPlace, ASucceededJobLeavesItsPodsForTheirLogsWhileTheirPhaseCatchesUp) {
+  auto pods = InPlacePods(1);
+  for (ObservedPod& p : pods) p.trainer_succeeded = true;  // exited 0; the pod still says Running
+  Plan p = Decide(RunningJob(), pods, Cm(1, true), kNow);
+  EXPECT_EQ(p.status.state, "Succeeded");
+  EXPECT_TRUE(p.delete_pods.empty());
 }
 
 TEST(DecideInPlace, AFailedJobDeletesPodsThatRestartedInPlace) {

@@ -162,9 +162,11 @@ ${trainer_extra:-}
 YAML
 }
 # trainer_job <name> <failFastExitCodes> <shell script run as the trainer>; restart_strategy=S sets
-# failurePolicy.restartStrategy (unset: Auto, in place on testnode, which declares the feature).
+# failurePolicy.restartStrategy (unset: Auto, in place on testnode, which declares the feature);
+# gang_scheduling=G sets spec.gangScheduling.
 trainer_job() {
-  job_spec="  initTimeoutSeconds: 60
+  job_spec="  initTimeoutSeconds: 60${gang_scheduling:+
+  gangScheduling: $gang_scheduling}
   failurePolicy: {maxRestarts: 2, backoffSeconds: 1, failFastExitCodes: [$2]${restart_strategy:+, restartStrategy: $restart_strategy}}" \
     nccl_job "$1" "[/bin/sh, -c, '$3']"
 }

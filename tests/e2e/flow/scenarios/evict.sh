@@ -1,6 +1,7 @@
 # flow.evict: one pod is evicted through the Eviction API mid-run: attempt 2 with restarts 0 and
 # disruptions 1; the Restarting event says it was an eviction. The job restarts in place (Auto on
-# testnode): the evicted pod is made again, the other three keep their pods.
+# testnode) and is no gang (a gang would make every pod again): the evicted pod is made again, the
+# other three keep their pods.
 # Sourced by flow_test.sh, which sets up the node, the namespace $ns and the operator first.
 
 scenario() {
@@ -8,7 +9,7 @@ scenario() {
   # DisruptionTarget (EvictionByEvictionAPI) and deletes it; that is no failure of the job's own.
   # A pod's first start in attempt 1 trains for 120 s; a restart in place (the emptyDir keeps the
   # mark) or the pod made again for attempt 2 ends at once.
-  pod_spec="      volumes: [{name: scratch, emptyDir: {}}]" \
+  gang_scheduling=Disabled pod_spec="      volumes: [{name: scratch, emptyDir: {}}]" \
   trainer_extra="        volumeMounts: [{name: scratch, mountPath: /scratch}]" \
     trainer_job evict 3 'if [ "$NCCLJOB_ATTEMPT" = 1 ] && [ ! -e /scratch/started ]; then l=120; else l=0; fi; touch /scratch/started; exec nccl-allreduce --linger-seconds $l'
   wait_ids evict 1
