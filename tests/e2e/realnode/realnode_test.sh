@@ -13,7 +13,7 @@
 #   - a trainer killed with SIGKILL: attempt 2 restarted in place (restartStrategy Auto on a node that
 #     declares the kubelet's feature): the same pods (UIDs), every container restarted once, an
 #     emptyDir kept, no pod made or deleted, a fresh id, then Succeeded; a pod deleted by hand is made
-#     again while the others restart in place; exit code 2 in
+#     again while the others restart in place (no gang); exit code 2 in
 #     failFastExitCodes: Failed without a restart; deleting a job removes its pods, children and
 #     containers;
 #   - what a user sees when the cluster says no: an image that does not exist, a command that
@@ -186,6 +186,7 @@ metadata: {name: gone}
 spec:
   replicas: 2
   gpusPerPod: 0
+  gangScheduling: Disabled  # a gang makes every pod again when one must be
   failurePolicy: {maxRestarts: 3, backoffSeconds: 1}
   template:
     spec:
@@ -204,8 +205,8 @@ uid1=$(kubectl -n "$ns" get pod gone-1 -o jsonpath='{.metadata.uid}')
 kubectl -n "$ns" delete pod gone-1 --wait=false >/dev/null
 check "gone: deleting pod gone-1 starts attempt 2" rn_wait 60 "$ns" nccljob/gone '{.status.attempt}' 2
 check "gone: attempt 2 Succeeded" rn_wait 90 "$ns" nccljob/gone '{.status.state}' Succeeded
-check "gone: gone-0 restarted in place (same UID, restart count 1)" \
-  test "$(kubectl -n "$ns" get pod gone-0 -o jsonpath='{.metadata.uid}/{.status.containerStatuses[0].restartCount}')" = "$uid0/1"
+got0=$(kubectl -n "$ns" get pod gone-0 -o jsonpath='{.metadata.uid}/{.status.containerStatuses[0].restartCount}')
+check "gone: gone-0 restarted in place (same UID, restart count 1: $got0)" test "$got0" = "$uid0/1"
 new1=$(kubectl -n "$ns" get pod gone-1 -o jsonpath='{.metadata.uid}')
 check "gone: gone-1 was made again (a new UID)" test -n "$new1" -a "$new1" != "$uid1"
 kubectl -n "$ns" delete nccljob gone --wait=false >/dev/null
