@@ -40,10 +40,12 @@ OPERATOR_RULES = {
     ("scheduling.k8s.io", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},  # 1.36+: one per attempt
 }
 # Cluster-scoped reads: the ResourceFlavors Kueue admits a job with (their nodeLabels and tolerations),
-# the priority classes its Workload's priority comes from (list: the globalDefault PriorityClass).
+# the priority classes its Workload's priority comes from (list: the globalDefault PriorityClass), the
+# nodes (restartStrategy Auto: whether every node declares the kubelet's restart in place).
 CLUSTER_READ_RULES = {("kueue.x-k8s.io", "resourceflavors"): {"get"},
                       ("kueue.x-k8s.io", "workloadpriorityclasses"): {"get"},
-                      ("scheduling.k8s.io", "priorityclasses"): {"get", "list"}}
+                      ("scheduling.k8s.io", "priorityclasses"): {"get", "list"},
+                      ("", "nodes"): {"list", "watch"}}
 # The per-job Role the operator creates; it may only grant what the operator holds.
 JOB_ROLE_RULES = {("", "configmaps"): {"get", "list", "watch"}, ("", "pods"): {"get", "patch"}}
 
@@ -254,10 +256,10 @@ def check_root_id_policy(objs, where):
 def test_one_namespace():
     where = "watchNamespace=ml"
     objs = render("watchNamespace=ml")
-    # Cluster-wide only the read of Kueue's ResourceFlavors (cluster-scoped), nothing else.
+    # Cluster-wide only the reads of cluster-scoped objects (CLUSTER_READ_RULES), nothing else.
     cluster_role = one(objs, "ClusterRole", where)
     check(cluster_role and rules_map(cluster_role["rules"]) == CLUSTER_READ_RULES,
-          f"{where}: the only cluster-wide RBAC when one namespace is watched reads ResourceFlavors")
+          f"{where}: the only cluster-wide RBAC when one namespace is watched reads ResourceFlavors, priority classes and nodes")
     cluster_binding = one(objs, "ClusterRoleBinding", where)
     check(cluster_binding and cluster_role and cluster_binding["roleRef"]["name"] == cluster_role["metadata"]["name"],
           f"{where}: the ClusterRoleBinding binds the ResourceFlavors reader")
