@@ -1,6 +1,9 @@
 // nccl-allreduce: an example trainer. Builds its communicators through the runtime (id from the
 // sidecar, NCCL_SOCKET_IFNAME, deadline), all-reduces a size sweep, checks every element and
 // prints an all_reduce_perf-style table. Without a GPU it does the id part and exits 0.
+#include <signal.h>
+#include <unistd.h>
+
 #include <cuda_runtime_api.h>
 
 #include <chrono>
@@ -74,6 +77,17 @@ std::string RootAddress(const ncclUniqueId& id) {
                                    : where->ip + ":" + std::to_string(where->port);
 }
 
+// SIGTERM and SIGINT end it at once with 128 + the signal, as they end a process that is not its
+// container's PID 1: the kernel ignores a signal PID 1 has no handler for, and the kubelet then
+// waits out the grace period (at least 2 s for a restart in place) before it sends SIGKILL.
+void EndOnStopSignals() {
+  struct sigaction action {};
+  action.sa_handler = [](int sig) { _exit(128 + sig); };
+  sigemptyset(&action.sa_mask);
+  sigaction(SIGTERM, &action, nullptr);
+  sigaction(SIGINT, &action, nullptr);
+}
+
 int Linger(int seconds) {
   if (seconds > 0) {
     std::printf("# lingering %d s\n", seconds);
@@ -94,6 +108,7 @@ bool GpuAvailable(std::string* why) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  EndOnStopSignals();
   nccl_k8s::SweepConfig sweep;
   int linger_seconds = 0;
   nccl_k8s::CommOptions options;
