@@ -301,7 +301,7 @@ kube::Status Reconciler::MovePods(const api::NcclJob& job, const policy::Plan& p
 }
 
 bool Reconciler::NodesRestartInPlace() {
-  if (caches_.nodes == nullptr) return false;
+  if (caches_.nodes == nullptr || in_place_refused_) return false;
   std::lock_guard<std::mutex> lock(nodes_mu_);
   const auto now = std::chrono::steady_clock::now();
   if (now - nodes_read_at_ >= std::chrono::seconds(1)) {
@@ -346,11 +346,26 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
       (void)client_->Delete(res::kPods, job.namespace_, pod["metadata"]["name"].get<std::string>());
       return false;
     }
+    if (!created.ok() && plan.create_in_place && created.status().IsInvalid() &&
+        created.status().message().find("restartPolicyRules") != std::string::npos) {
+      rules_dropped = true;  // refused rather than dropped (gate RestartAllContainersOnContainerExits off)
+      return false;
+    }
     if (created.ok() || created.status().IsAlreadyExists()) return true;
     std::lock_guard<std::mutex> lock(mu);
     failures.push_back({index, created.status()});
     return !policy::IsRefusal(created.status());  // every other pod would be refused the same way: stop
   });
+  if (rules_dropped && job.spec.failure_policy.restart_strategy == api::RestartStrategy::kAuto) {
+    // Auto asked for it because the nodes declare the feature; the API server does not serve it.
+    if (!in_place_refused_.exchange(true)) {
+      logging::Warn("controller",
+                    "the API server refuses or drops container restartPolicyRules although the nodes declare "
+                    "RestartAllContainersOnContainerExits: restartStrategy Auto recreates pods from now on",
+                    {{"job", observed::JobKey(job.namespace_, job.name)}});
+    }
+    return kube::Status::Local("RestartInPlaceRefused", "the API server refused the restart rules: the pods are made again without them");
+  }
   if (rules_dropped) {
     memory_.RememberVerdict(
         job, policy::PodCreateVerdict{"RestartInPlaceNotServed",

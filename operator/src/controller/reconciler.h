@@ -2,6 +2,7 @@
 // ask policy::Decide what should change, and carry the Plan out in the order plan.h gives.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -81,6 +82,9 @@ class Reconciler {
   std::mutex nodes_mu_;
   std::chrono::steady_clock::time_point nodes_read_at_;  // guarded by nodes_mu_
   bool nodes_restart_in_place_ = false;                  // guarded by nodes_mu_
+  // The API server refused or dropped the restart rules of a pod made for Auto (its gates are off
+  // although the nodes declare the feature): Auto recreates pods from then on, in this process.
+  std::atomic<bool> in_place_refused_ = false;
 };
 
 }  // namespace ncclop::controller
