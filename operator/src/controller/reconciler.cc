@@ -267,11 +267,14 @@ ReconcileResult Reconciler::JobStillCurrent(const api::NcclJob& job) {
   return ReconcileResult::Done();
 }
 
-kube::Status Reconciler::DeletePods(const api::NcclJob& job, const policy::Plan& plan) {
+// Calls `call(i)` for i in [0, n), kPodCallsInFlight at a time, until one fails: a pod already
+// gone (NotFound) is no failure. Returns the first failure.
+template <typename Call>
+static kube::Status EachPodCall(std::size_t n, Call call) {
   std::mutex mu;
   kube::Status first_error;  // guarded by mu
-  InParallel(plan.delete_pods.size(), kPodCallsInFlight, [&](std::size_t i) {
-    kube::Status s = client_->Delete(res::kPods, job.namespace_, plan.delete_pods[i]);
+  InParallel(n, kPodCallsInFlight, [&](std::size_t i) {
+    kube::Status s = call(i);
     if (s.ok() || s.IsNotFound()) return true;
     std::lock_guard<std::mutex> lock(mu);
     if (first_error.ok()) first_error = s;
@@ -280,24 +283,22 @@ kube::Status Reconciler::DeletePods(const api::NcclJob& job, const policy::Plan&
   return first_error;
 }
 
+kube::Status Reconciler::DeletePods(const api::NcclJob& job, const policy::Plan& plan) {
+  return EachPodCall(plan.delete_pods.size(),
+                     [&](std::size_t i) { return client_->Delete(res::kPods, job.namespace_, plan.delete_pods[i]); });
+}
+
 kube::Status Reconciler::MovePods(const api::NcclJob& job, const policy::Plan& plan) {
   const std::string attempt = std::to_string(plan.status.attempt);
-  std::mutex mu;
-  kube::Status first_error;  // guarded by mu
-  InParallel(plan.move_pods.size(), kPodCallsInFlight, [&](std::size_t i) {
+  return EachPodCall(plan.move_pods.size(), [&](std::size_t i) {
     const policy::Plan::PodMove& move = plan.move_pods[i];
     Json patch = {{"metadata",
                    {{"labels", {{std::string(contract::kLabelAttempt), attempt}}},
                     {"annotations",
                      {{std::string(contract::kLabelAttempt), attempt},
                       {std::string(contract::kAnnotationRestartsBefore), std::to_string(move.restarts_before)}}}}}};
-    kube::Status s = client_->Patch(res::kPods, job.namespace_, move.name, kube::PatchType::kMerge, patch).status();
-    if (s.ok() || s.IsNotFound()) return true;
-    std::lock_guard<std::mutex> lock(mu);
-    if (first_error.ok()) first_error = s;
-    return false;
+    return client_->Patch(res::kPods, job.namespace_, move.name, kube::PatchType::kMerge, patch).status();
   });
-  return first_error;
 }
 
 bool Reconciler::NodesRestartInPlace() {
@@ -334,6 +335,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   std::mutex mu;
   std::vector<policy::FailedCreate> failures;  // in the order they happened; guarded by mu
   std::atomic<bool> rules_dropped = false;
+  const bool auto_strategy = job.spec.failure_policy.restart_strategy == api::RestartStrategy::kAuto;
   InParallel(indices.size(), kPodCallsInFlight, [&](std::size_t i) {
     const int index = indices[i];
     Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_, plan.create_in_place);
@@ -346,9 +348,11 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
       (void)client_->Delete(res::kPods, job.namespace_, pod["metadata"]["name"].get<std::string>());
       return false;
     }
-    if (!created.ok() && plan.create_in_place && created.status().IsInvalid() &&
+    if (!created.ok() && plan.create_in_place && auto_strategy && created.status().IsInvalid() &&
         created.status().message().find("restartPolicyRules") != std::string::npos) {
-      rules_dropped = true;  // refused rather than dropped (gate RestartAllContainersOnContainerExits off)
+      // Refused rather than dropped (gate RestartAllContainersOnContainerExits off). A job that
+      // asked for InPlace itself fails below with the API server's own words, as any refused pod.
+      rules_dropped = true;
       return false;
     }
     if (created.ok() || created.status().IsAlreadyExists()) return true;
@@ -356,7 +360,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     failures.push_back({index, created.status()});
     return !policy::IsRefusal(created.status());  // every other pod would be refused the same way: stop
   });
-  if (rules_dropped && job.spec.failure_policy.restart_strategy == api::RestartStrategy::kAuto) {
+  if (rules_dropped && auto_strategy) {
     // Auto asked for it because the nodes declare the feature; the API server does not serve it.
     if (!in_place_refused_.exchange(true)) {
       logging::Warn("controller",
