@@ -193,13 +193,16 @@ class Decider {
     return kept;
   }
 
+  static bool IsKept(const std::vector<const ObservedPod*>& kept, const ObservedPod& p) {
+    return p.index >= 0 && p.index < static_cast<int>(kept.size()) && kept[p.index] == &p;
+  }
+
   // An attempt ended: its pods go, except those that restart in place.
   void DeletePodsForRestart() {
     const std::vector<const ObservedPod*> kept = KeptInPlace();
     for (const ObservedPod& p : pods_) {
       if (p.terminating) continue;
-      const bool keep = p.index >= 0 && p.index < static_cast<int>(kept.size()) && kept[p.index] == &p;
-      if (!keep) plan_.delete_pods.push_back(p.name);
+      if (!IsKept(kept, p)) plan_.delete_pods.push_back(p.name);
     }
   }
 
@@ -488,8 +491,7 @@ class Decider {
     const std::vector<const ObservedPod*> kept = KeptInPlace();
     for (const ObservedPod* p : view.stale) {
       if (p->terminating) continue;
-      const bool moves = p->index >= 0 && p->index < static_cast<int>(kept.size()) && kept[p->index] == p &&
-                         !view.by_index.count(p->index);
+      const bool moves = IsKept(kept, *p) && !view.by_index.count(p->index);
       if (!moves) {
         plan_.delete_pods.push_back(p->name);
         continue;
