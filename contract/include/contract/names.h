@@ -3,6 +3,7 @@
 // standard library only: a training image builds the runtime with nothing else.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -61,6 +62,37 @@ inline constexpr int kSidecarExitAttemptOver = 85;
 // containers in place on a restartPolicyRules action RestartAllContainers.
 inline constexpr std::string_view kNodeFeatureRestartAllContainers = "RestartAllContainersOnContainerExits";
 inline constexpr std::string_view kPathReadyz = "/readyz";
+// Progress and stalls (docs/contracts.md "Progress"). A trainer's rank reports with one UDP
+// datagram to its sidecar on 127.0.0.1, at the port of NCCLJOB_SIDECAR_URL (the API port): a JSON
+// object {"rank", "step", "total"?, "metrics"?: {name: number}, "done"?: true} of at most
+// kProgressReportMaxBytes, never waited for (a lost report is fine). "done" says the rank has
+// stopped stepping on purpose: it is no longer watched for a stall.
+inline constexpr char kFieldRank[] = "rank";
+inline constexpr char kFieldStep[] = "step";
+inline constexpr char kFieldTotal[] = "total";
+inline constexpr char kFieldMetrics[] = "metrics";
+inline constexpr char kFieldDone[] = "done";
+inline constexpr char kFieldTime[] = "time";
+inline constexpr std::size_t kProgressReportMaxBytes = 1024;
+inline constexpr int kProgressMaxMetrics = 8;
+inline constexpr std::size_t kProgressMetricNameMax = 32;
+// GET: the sidecar's last report of each of its ranks, {"ranks": [{"rank","step","total",
+// "metrics","time","done"}]}, for people and tests.
+inline constexpr std::string_view kPathProgress = "/v1/progress";
+// Pod 0's sidecar puts the newest report of its ranks on its own pod, at most once every
+// kProgressAnnotationSeconds and only when it changed: {"attempt","step","total"?,"metrics"?,
+// "time"} (time: RFC 3339, when the sidecar received it). The operator copies it into
+// status.progress. A steady state costs one pod write and one job status write per interval per
+// job, whatever the number of pods or the rate of reports.
+inline constexpr std::string_view kAnnotationProgress = "nccl.dev/progress";
+inline constexpr int kProgressAnnotationSeconds = 5;
+// failurePolicy.stallTimeoutSeconds reaches every sidecar as this flag (absent: no stall
+// watch). A rank that reported once and then sent nothing for that long while the pod serves
+// its attempt is stalled: the sidecar writes why to its termination message (the kubelet puts it
+// in the pod's status) and exits with kSidecarExitStalled; the operator ends the attempt as
+// Stalled. One write per stall, none in a steady state.
+inline constexpr std::string_view kSidecarStallTimeoutFlag = "--stall-timeout-seconds";
+inline constexpr int kSidecarExitStalled = 86;
 // The JSON fields of /v1/id: the root's POST body {"id","attempt"} and the long-poll's answer
 // {"ids","id","attempt","job","jobUID"} ("ids": one per bootstrap root; "id" only when there is
 // one), which non-root sidecars and the runtime read.
