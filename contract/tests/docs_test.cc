@@ -81,9 +81,25 @@ TEST(ContractsMd, NamesEveryEnvVariable) {
                            env::kPodName, env::kInitTimeoutSeconds, env::kBootstrapRoots, env::kNcclSocketIfname, env::kMasterAddr,
                            env::kMasterPort, env::kTorchWorldSize, env::kTorchRank, env::kNodeRank, env::kNnodes,
                            env::kLocalWorldSize, env::kPaddleTrainerId, env::kPaddleTrainersNum, env::kPaddleCurrentEndpoint,
-                           env::kPaddleTrainerEndpoints, env::kCommMode, env::kLogLevel}) {
+                           env::kPaddleTrainerEndpoints, env::kCommMode, env::kLogLevel, env::kTorchLocalRank}) {
     ExpectQuoted(doc, name);
   }
+}
+
+TEST(ContractsMd, NamesProgressReportsAndStalls) {
+  const std::string doc = ContractsMd();
+  ASSERT_FALSE(doc.empty());
+  for (std::string_view field : {kFieldRank, kFieldStep, kFieldTotal, kFieldMetrics, kFieldDone, kFieldTime}) {
+    ExpectQuoted(doc, "\"" + std::string(field) + "\"");
+  }
+  ExpectQuoted(doc, kPathProgress);
+  ExpectQuoted(doc, kAnnotationProgress);
+  ExpectQuoted(doc, std::string(kSidecarStallTimeoutFlag) + "=N");
+  ExpectQuoted(doc, std::to_string(kSidecarExitStalled));
+  ExpectQuoted(doc, std::to_string(kProgressReportMaxBytes));
+  ExpectQuoted(doc, std::to_string(kProgressAnnotationSeconds) + " s");
+  EXPECT_NE(doc.find("at most " + std::to_string(kProgressMaxMetrics)), std::string::npos);
+  EXPECT_NE(doc.find("names of 1 to " + std::to_string(kProgressMetricNameMax) + " bytes"), std::string::npos);
 }
 
 }  // namespace

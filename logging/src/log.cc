@@ -25,19 +25,6 @@ const char* LevelName(Level level) {
   return "info";
 }
 
-std::string NowRfc3339() {
-  using namespace std::chrono;
-  auto now = system_clock::now();
-  std::time_t secs = system_clock::to_time_t(now);
-  auto millis = duration_cast<milliseconds>(now.time_since_epoch()).count() % 1000;
-  std::tm tm{};
-  gmtime_r(&secs, &tm);
-  char buf[80];
-  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
-                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
-  return buf;
-}
-
 bool NeedsQuotes(std::string_view v) {
   if (v.empty()) return true;
   for (char c : v) {
@@ -47,6 +34,18 @@ bool NeedsQuotes(std::string_view v) {
 }
 
 }  // namespace
+
+std::string FormatRfc3339(std::chrono::system_clock::time_point t) {
+  using namespace std::chrono;
+  std::time_t secs = system_clock::to_time_t(t);
+  auto millis = duration_cast<milliseconds>(t.time_since_epoch()).count() % 1000;
+  std::tm tm{};
+  gmtime_r(&secs, &tm);
+  char buf[80];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%03dZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>(millis));
+  return buf;
+}
 
 void Configure(Format format, Level min_level) {
   g_format = static_cast<int>(format);
@@ -93,8 +92,8 @@ std::string Render(Format format, Level level, std::string_view timestamp,
 
 void Write(Level level, std::string_view component, std::string_view message, const Fields& fields) {
   if (!Enabled(level)) return;
-  std::string line = Render(static_cast<Format>(g_format.load()), level, NowRfc3339(), component,
-                            message, fields);
+  std::string line = Render(static_cast<Format>(g_format.load()), level,
+                            FormatRfc3339(std::chrono::system_clock::now()), component, message, fields);
   line.push_back('\n');
   std::lock_guard<std::mutex> lock(g_write_mu);
   std::fwrite(line.data(), 1, line.size(), stderr);

@@ -4,6 +4,8 @@
 #include <cstring>
 #include <string>
 
+#include "contract/names.h"
+#include "nccl_k8s/progress.h"
 #include "nccl_k8s/runtime.h"
 
 struct nccl_k8s_comms {
@@ -113,6 +115,25 @@ void nccl_k8s_abort(nccl_k8s_comms_t* comms) {
   if (comms == nullptr) return;
   comms->comms.Abort();
   delete comms;
+}
+
+int nccl_k8s_report_progress(int64_t step, int64_t total, const char* const* names, const double* values, int count) {
+  if (step < 0 || count < 0 || (count > 0 && (names == nullptr || values == nullptr))) {
+    return Fail({nccl_k8s::Code::kInvalidArgument, "step and count must be >= 0, and names and values given for count > 0"});
+  }
+  nccl_k8s::Metric metrics[contract::kProgressMaxMetrics];
+  int kept = 0;
+  for (int i = 0; i < count && kept < contract::kProgressMaxMetrics; ++i) {
+    if (names[i] != nullptr) metrics[kept++] = {names[i], values[i]};
+  }
+  nccl_k8s::ReportProgress(step, total >= 0 ? std::optional<int64_t>(total) : std::nullopt,
+                           std::span<const nccl_k8s::Metric>(metrics, kept));
+  return Ok();
+}
+
+int nccl_k8s_report_progress_done(void) {
+  nccl_k8s::ReportProgressDone();
+  return Ok();
 }
 
 }  // extern "C"

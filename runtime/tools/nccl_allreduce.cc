@@ -6,11 +6,13 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <sys/socket.h>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -37,7 +39,9 @@ NCCLJOB_GPUS_PER_POD > 0, so a GPU job on a node without working GPUs does not l
 It logs one line with its rank, attempt, the chosen NCCL_SOCKET_IFNAME and the root's bootstrap
 address (ip:port) taken from the id (each root's, with NCCLJOB_BOOTSTRAP_ROOTS: then
 ncclCommInitRankScalable builds the communicators); never the id itself. --linger-seconds N keeps it alive N
-seconds after its work (like further training steps), so a run can be observed or interrupted.
+seconds after its work (like further training steps), so a run can be observed or interrupted;
+meanwhile it reports progress to the sidecar once a second (step = seconds lingered, total = N,
+metric busbw_gbps: the sweep's best bus bandwidth) and says done before it exits.
 
 --blocking / --nonblocking: which communicators to run the sweep on (default: NCCL_K8S_COMM_MODE,
 else blocking). Blocking: plain NCCL communicators at raw speed; an init still running at the
@@ -88,12 +92,23 @@ void EndOnStopSignals() {
   sigaction(SIGINT, &action, nullptr);
 }
 
-int Linger(int seconds) {
+// Stays alive like further training steps: one progress report a second (step = seconds so
+// far of `seconds`, with the sweep's best bus bandwidth when there was one), then done.
+int Linger(int seconds, std::optional<double> best_busbw_gbs) {
   if (seconds > 0) {
     std::printf("# lingering %d s\n", seconds);
     std::fflush(stdout);
-    std::this_thread::sleep_for(std::chrono::seconds(seconds));
+    const auto started = std::chrono::steady_clock::now();
+    for (int step = 1; step <= seconds; ++step) {
+      std::this_thread::sleep_until(started + std::chrono::seconds(step));
+      if (best_busbw_gbs) {
+        nccl_k8s::ReportProgress(step, seconds, {{"busbw_gbps", *best_busbw_gbs}});
+      } else {
+        nccl_k8s::ReportProgress(step, seconds);
+      }
+    }
   }
+  nccl_k8s::ReportProgressDone();
   return 0;
 }
 
@@ -165,7 +180,7 @@ int main(int argc, char** argv) {
   if (env->gpus_per_pod == 0 || !GpuAvailable(&why)) {
     std::printf("# GPU part skipped: %s; the id part succeeded\n",
                 env->gpus_per_pod == 0 ? "NCCLJOB_GPUS_PER_POD=0" : why.c_str());
-    return Linger(linger_seconds);
+    return Linger(linger_seconds, std::nullopt);
   }
   auto comms = nccl_k8s::InitCommunicators(*env, *ids, options, deadline);
   if (!comms.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", comms.status().ToString().c_str()); return 1; }
@@ -186,10 +201,12 @@ int main(int argc, char** argv) {
   if (!buffers.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", buffers.status().ToString().c_str()); return 1; }
   std::fputs(nccl_k8s::TableHeader().c_str(), stdout);
   long long wrong = 0;
+  double best_busbw_gbs = 0;
   for (size_t bytes : nccl_k8s::SweepSizes(sweep)) {
     auto row = nccl_k8s::RunAllReduce(local, *buffers, bytes, sweep);
     if (!row.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", row.status().ToString().c_str()); return 1; }
     wrong += row->wrong > 0 ? row->wrong : 0;
+    best_busbw_gbs = std::max(best_busbw_gbs, row->busbw_gbs);
     std::fputs(nccl_k8s::TableRow(*row).c_str(), stdout);
     std::fflush(stdout);
   }
@@ -198,5 +215,5 @@ int main(int argc, char** argv) {
   if (!destroyed.ok()) { std::fprintf(stderr, "nccl-allreduce: %s\n", destroyed.ToString().c_str()); return 1; }
   if (wrong > 0) { std::fprintf(stderr, "nccl-allreduce: %lld wrong elements\n", wrong); return 1; }
   std::printf("# all sums correct\n");
-  return Linger(linger_seconds);
+  return Linger(linger_seconds, best_busbw_gbs);
 }

@@ -34,7 +34,7 @@ ApiServer::ApiServer(const Config& config, IdBoard& board, IdSource& source, std
       board_(board),
       source_(source),
       keep_wait_(keep_wait),
-      server_(kComponent, ApiLimits(), "no such path; the API is /v1/id and /v1/info") {
+      server_(kComponent, ApiLimits(), "no such path; the API is /v1/id, /v1/info and /v1/progress") {
   const std::string id_path(contract::kPathId);
   server_.Handle("POST", id_path, [this](const HttpRequest& req) { return HandlePostId(req); });
   server_.Handle("GET", id_path, [this](const HttpRequest& req) { return HandleGetId(req); });
@@ -55,6 +55,14 @@ ApiServer::~ApiServer() {
 }
 
 int ApiServer::Bind(const HostPort& address) { return server_.Bind(address); }
+
+void ApiServer::ServeProgress(const ProgressBoard& board, const ProgressListener& listener) {
+  server_.Handle("GET", std::string(contract::kPathProgress), [&board, &listener](const HttpRequest&) -> Reply {
+    return JsonReply(200, {{"ranks", RanksJson(board.Ranks())},
+                           {"received", listener.received()},
+                           {"dropped", listener.dropped()}});
+  });
+}
 
 void ApiServer::Start() { server_.Start(); }
 

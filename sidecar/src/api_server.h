@@ -11,6 +11,8 @@
 #include "http_server.h"
 #include "id_board.h"
 #include "id_source.h"
+#include "progress_board.h"
+#include "progress_listener.h"
 #include "root_id_slot.h"
 
 namespace sidecar {
@@ -28,6 +30,8 @@ class ApiServer {
 
   // Returns the bound port (useful with port 0), or -1.
   int Bind(const HostPort& address);
+  // Before Start(): GET /v1/progress shows `board`, and the listener's counts.
+  void ServeProgress(const ProgressBoard& board, const ProgressListener& listener);
   void Start();  // serves on its own thread until Stop()
   void Stop();
 

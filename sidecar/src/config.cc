@@ -108,6 +108,7 @@ std::optional<ConfigError> CheckMode(const Config& config) {
   return std::nullopt;
 }
 
+constexpr int kMaxStallTimeoutSeconds = 7 * 24 * 3600;
 constexpr char kHostPortTakes[] = "HOST:PORT with a port from 0 to 65535";
 
 std::string ShowHostPort(const HostPort& hp) { return hp.host + ":" + std::to_string(hp.port); }
@@ -163,6 +164,11 @@ constexpr char kApiParagraphs[] = R"(HTTP API (on --listen):
                             "attempt","root","bootstrapRoots"}
   GET  /v1/root-id?timeout=S  standalone root pod of a job of several roots only: its own
                             trainer's id, {"id","attempt"} (long-poll; 204 not yet)
+  GET  /v1/progress         the last progress report of each rank of this pod: {"ranks":[{"rank",
+                            "step","total","metrics","time","done"}],"received","dropped"}
+Progress reports (UDP, on --listen's address and port): one JSON datagram per report,
+{"rank","step","total"?,"metrics"?,"done"?}; a bad one is dropped and counted. Pod 0 (Kubernetes
+mode) puts the newest report on its pod as annotation nccl.dev/progress.
 Probes (on --probe-listen): GET /healthz (alive), GET /readyz (the id source is reachable: the
 ConfigMap was listed, or standalone: the root is up / the peer answered; in place: not before
 the attempt to serve is known).
@@ -174,12 +180,14 @@ first byte (408); over 512 connections (probes: 64) a new one gets 503 unless an
 std::string InPlaceAndExitParagraphs() {
   const std::string flag(contract::kSidecarStateFlag);
   const std::string over = std::to_string(contract::kSidecarExitAttemptOver);
+  const std::string stalled = std::to_string(contract::kSidecarExitStalled);
   return "\nIn place (" + flag + "=DIR): the probes start at once; the id API is bound only once the\n"
          "ConfigMap names an attempt after the one in DIR/attempt (absent: NCCLJOB_ATTEMPT - 1), which is\n"
          "then served and written to DIR/attempt. When the ConfigMap names a later attempt still, waiting\n"
          "polls get 410 and the sidecar exits " + over + "; the pod's restart rule restarts its containers.\n"
          "\nExit status: 0 after SIGTERM/SIGINT, 1 a port cannot be bound or DIR/attempt cannot be written,\n"
-         "2 bad flags or environment (or DIR is not a directory), " + over + " in place: this pod's attempt is over.\n"
+         "2 bad flags or environment (or DIR is not a directory), " + over + " in place: this pod's attempt is over,\n" +
+         stalled + " a rank stalled (" + std::string(contract::kSidecarStallTimeoutFlag) + "; the reason is in --termination-log).\n"
          "The id itself is never logged.\n";
 }
 
@@ -229,6 +237,13 @@ cli::Program CommandLine(Config* c) {
                         "Kubernetes mode, a pod restarted in place (the operator sets it): keep the last attempt "
                         "served in DIR/attempt, serve the first attempt the ConfigMap names after it, exit " +
                             std::to_string(contract::kSidecarExitAttemptOver) + " when the ConfigMap names a later one"),
+              cli::IntInRange(std::string(contract::kSidecarStallTimeoutFlag.substr(2)), &c->stall_timeout_seconds, 0,
+                              kMaxStallTimeoutSeconds,
+                              "a rank that reported progress and then sent nothing for N seconds (not done, while "
+                              "an attempt is served) is stalled: its reason goes to --termination-log and the "
+                              "sidecar exits " + std::to_string(contract::kSidecarExitStalled) + "; 0: no stall watch"),
+              cli::Text("termination-log", &c->termination_log, "PATH",
+                        "where a stall's reason is written (the kubelet's default terminationMessagePath)"),
               cli::LogFormatFlag(&c->log_format),
               cli::LogLevelFlag(&c->log_level),
           },

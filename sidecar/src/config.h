@@ -48,6 +48,11 @@ struct Config {
   // Kubernetes mode, a pod restarted in place: the directory (an emptyDir) that keeps the last
   // attempt this pod served (served_attempt.h). Empty: the pod serves NCCLJOB_ATTEMPT.
   std::string in_place_state;
+  // --stall-timeout-seconds (the operator sets it from failurePolicy.stallTimeoutSeconds): a rank
+  // silent this long ends the attempt (stall_watch.h). 0: no stall watch.
+  int stall_timeout_seconds = 0;
+  // Where a stall's reason goes: the kubelet's default terminationMessagePath.
+  std::string termination_log = "/dev/termination-log";
   logging::Format log_format = logging::Format::kText;
   logging::Level log_level = logging::Level::kInfo;
 

@@ -5,6 +5,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,7 +22,11 @@
 #include "make_id_source.h"
 #include "probe_server.h"
 #include "process_events.h"
+#include "progress_annotator.h"
+#include "progress_board.h"
+#include "progress_listener.h"
 #include "served_attempt.h"
+#include "stall_watch.h"
 
 namespace {
 
@@ -92,6 +97,47 @@ std::optional<int64_t> AwaitAttemptToServe(const sidecar::Config& config, const 
   std::_Exit(contract::kSidecarExitAttemptOver);
 }
 
+// A rank stalled (--stall-timeout-seconds): the reason goes where the kubelet takes the
+// container's termination message from, and the exit status tells the operator to end the
+// attempt as Stalled.
+[[noreturn]] void EndStalled(const sidecar::Config& config, const std::string& reason) {
+  logging::Error(kComponent, "a rank stalled; ending the attempt",
+                 {{"reason", reason}, {"exit_code", std::to_string(contract::kSidecarExitStalled)}});
+  if (std::string error = sidecar::WriteTerminationMessage(config.termination_log, reason); !error.empty()) {
+    logging::Warn(kComponent, "the stall's reason is only in the log", {{"error", error}});
+  }
+  std::fflush(nullptr);
+  std::_Exit(contract::kSidecarExitStalled);
+}
+
+// The trainers' progress reports (docs/contracts.md, "Progress"): received on the API's port,
+// shown on GET /v1/progress, watched for stalls when asked, and put on pod 0 by its sidecar.
+struct Progress {
+  Progress(const sidecar::Config& config, std::shared_ptr<kube::Client> client)
+      : listener(board, config.world_size) {
+    if (config.stall_timeout_seconds > 0) {
+      watch = std::make_unique<sidecar::StallWatch>(board, std::chrono::seconds(config.stall_timeout_seconds),
+                                                    [&config](const std::string& reason) { EndStalled(config, reason); });
+    }
+    if (client && config.index == 0) annotator = std::make_unique<sidecar::ProgressAnnotator>(client, config, board);
+  }
+  void Start() {
+    listener.Start();
+    if (watch) watch->Start();
+    if (annotator) annotator->Start();
+  }
+  void Stop() {
+    if (watch) watch->Stop();  // told to stop: a silence from now on is the stop's, not a stall
+    listener.Stop();
+    if (annotator) annotator->Stop();
+  }
+
+  sidecar::ProgressBoard board;
+  sidecar::ProgressListener listener;
+  std::unique_ptr<sidecar::StallWatch> watch;
+  std::unique_ptr<sidecar::ProgressAnnotator> annotator;
+};
+
 void StopAll(sidecar::IdSource& source, sidecar::IdBoard& board, sidecar::ApiServer& api, sidecar::ProbeServer& probe) {
   source.Drain();  // a root whose posted id is not on its pod yet keeps reporting it a while
   board.Close();   // answers every waiting long-poll (503) so the servers can stop at once
@@ -137,7 +183,8 @@ int main(int argc, char** argv) {
   sidecar::ProcessEvents events;  // blocks SIGTERM/SIGINT before any thread starts
 
   sidecar::IdBoard board;
-  auto made = sidecar::MakeIdSource(config, board);
+  std::shared_ptr<kube::Client> client;  // Kubernetes mode
+  auto made = sidecar::MakeIdSource(config, board, &client);
   if (auto* error = std::get_if<sidecar::ConfigError>(&made)) {
     std::fprintf(stderr, "nccl-sidecar: cannot configure the Kubernetes client: %s\n", error->message.c_str());
     return kExitBadConfig;
@@ -169,6 +216,7 @@ int main(int argc, char** argv) {
                    {"state_file", config.in_place_state + "/" + sidecar::kServedAttemptFile}});
     config.attempt = *attempt;  // no thread reads it yet: the API server and the reporter start below
   }
+  Progress progress(config, client);
   sidecar::ApiServer api(config, board, source);
   int api_port = probe_port >= 0 ? api.Bind(config.listen) : -1;
   if (api_port < 0 || probe_port < 0) {
@@ -178,15 +226,23 @@ int main(int argc, char** argv) {
     StopAll(source, board, api, probe);
     return kExitBindFailed;
   }
+  // Progress is an extra: without its UDP port the ids are still served.
+  if (std::string error; progress.listener.Bind({config.listen.host, api_port}, &error) < 0) {
+    logging::Warn(kComponent, "cannot receive progress reports", {{"listen", Address(config.listen.host, api_port)},
+                                                                   {"error", error}});
+  }
+  api.ServeProgress(progress.board, progress.listener);
   logging::Info(kComponent, "started",
                 {{"job", config.job}, {"index", std::to_string(config.index)},
                  {"attempt", std::to_string(config.attempt)}, {"root", config.root() ? "true" : "false"},
                  {"mode", config.standalone ? "standalone" : "kubernetes"},
                  {"listen", Address(config.listen.host, api_port)},
-                 {"probe_listen", Address(config.probe_listen.host, probe_port)}});
+                 {"probe_listen", Address(config.probe_listen.host, probe_port)},
+                 {"stall_timeout_seconds", std::to_string(config.stall_timeout_seconds)}});
 
   api.Start();
   source.Start();
+  progress.Start();
 
   sidecar::ProcessEvents::Event event;
   while ((event = events.Wait()) == sidecar::ProcessEvents::Event::kWoken) {
@@ -194,6 +250,7 @@ int main(int argc, char** argv) {
     if (in_place && sidecar::AttemptOver(config.attempt, latest)) EndAttempt(config.attempt, latest, api, probe);
   }
   logging::Info(kComponent, "stopping", {{"signal", SignalName(event)}});
+  progress.Stop();
   StopAll(source, board, api, probe);
   logging::Info(kComponent, "stopped");
   return 0;

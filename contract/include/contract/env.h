@@ -43,6 +43,10 @@ inline constexpr char kPaddleTrainersNum[] = "PADDLE_TRAINERS_NUM";
 inline constexpr char kPaddleCurrentEndpoint[] = "PADDLE_CURRENT_ENDPOINT";
 inline constexpr char kPaddleTrainerEndpoints[] = "PADDLE_TRAINER_ENDPOINTS";  // up to kPaddleEndpointsMaxReplicas pods
 
+// Set by torchrun in each worker it starts, never injected: a progress report's rank is the
+// pod's first rank plus this (docs/contracts.md, "Progress").
+inline constexpr char kTorchLocalRank[] = "LOCAL_RANK";
+
 // Set by the user, never injected: read by the runtime only.
 inline constexpr char kCommMode[] = "NCCL_K8S_COMM_MODE";
 inline constexpr char kLogLevel[] = "NCCL_K8S_LOG_LEVEL";

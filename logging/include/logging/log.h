@@ -3,6 +3,7 @@
 // "json" (one object per line, for log collectors). Thread-safe.
 #pragma once
 
+#include <chrono>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +25,9 @@ bool Enabled(Level level);
 
 void Write(Level level, std::string_view component, std::string_view message,
            const Fields& fields = {});
+
+// `t` as RFC 3339 in UTC with milliseconds ("2026-12-04T20:00:00.123Z"), as log lines carry it.
+std::string FormatRfc3339(std::chrono::system_clock::time_point t);
 
 // Renders one line without writing it (pure; used by Write and by tests).
 std::string Render(Format format, Level level, std::string_view timestamp,

@@ -7,6 +7,8 @@
     uids = nccl_k8s.unique_ids(create=...)        # one per bootstrap root (NCCLJOB_BOOTSTRAP_ROOTS)
     comms = nccl_k8s.cupy_comms.communicators()   # or: one NcclCommunicator per local GPU
     nccl_k8s.pytorch.init_process_group("gloo")   # or: PyTorch, MASTER_ADDR = root pod IP
+    nccl_k8s.report_progress(step, total=steps, loss=loss)   # each step, to the sidecar (UDP)
+    nccl_k8s.report_progress_done()               # stopped stepping on purpose
 
 The same contract, rule and messages as the C++ runtime (runtime/): docs/contracts.md.
 """
@@ -17,6 +19,7 @@ from .errors import (DeadlineExceededError, InvalidArgumentError, InvalidEnvErro
 from .exchange import served_attempt, unique_id, unique_ids
 from .job_env import JobEnv, parse_job_env, read_job_env
 from .net_probe import configure_socket_ifname, default_route_interface, list_interfaces
+from .progress import report_progress, report_progress_done
 from .socket_ifname import IfnameChoice, InterfaceAddress, choose_socket_ifname
 from .unique_id import UNIQUE_ID_BYTES, BootstrapAddress, address_id, as_id_bytes, bootstrap_address
 
@@ -27,5 +30,5 @@ __all__ = [
     "InvalidEnvError", "JobEnv", "NcclK8sError", "SidecarUnavailableError", "StaleAttemptError",
     "UNIQUE_ID_BYTES", "address_id", "cupy_comms", "pytorch", "as_id_bytes", "bootstrap_address", "choose_socket_ifname",
     "configure_socket_ifname", "default_route_interface", "list_interfaces", "parse_job_env", "read_job_env",
-    "bootstrap_roots", "served_attempt", "unique_id", "unique_ids",
+    "bootstrap_roots", "report_progress", "report_progress_done", "served_attempt", "unique_id", "unique_ids",
 ]

@@ -14,6 +14,7 @@
 #define NCCL_K8S_NCCL_K8S_H_
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include <nccl.h>
 
@@ -79,6 +80,15 @@ int nccl_k8s_wait_ready(nccl_k8s_comms_t* comms, long timeout_ms);
 int nccl_k8s_destroy(nccl_k8s_comms_t* comms);
 /* Aborts every communicator and frees comms. */
 void nccl_k8s_abort(nccl_k8s_comms_t* comms);
+
+/* Training progress for the pod's sidecar (docs/contracts.md, "Progress"; nccl_k8s/progress.h):
+ * one UDP datagram, never blocking. Without the NcclJob env or a listening sidecar nothing is
+ * sent and 0 is returned all the same. total < 0: unknown. count metrics as names[i] = values[i]
+ * (names and values may be NULL when count is 0; at most 8 are sent). Returns 0, or
+ * NCCL_K8S_INVALID_ARGUMENT (nothing sent) for a negative step or count, or NULL arrays. */
+int nccl_k8s_report_progress(int64_t step, int64_t total, const char* const* names, const double* values, int count);
+/* The last step reported again, marked done: the rank is no longer watched for a stall. Returns 0. */
+int nccl_k8s_report_progress_done(void);
 
 #ifdef __cplusplus
 }

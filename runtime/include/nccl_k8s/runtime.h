@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "nccl_k8s/job_env.h"
+#include "nccl_k8s/progress.h"
 #include "nccl_k8s/status.h"
 
 namespace nccl_k8s {

@@ -10,6 +10,8 @@ world*(world+1)/2. Prints one line the test reads:
 
   torch_trainer.py [--linger-attempt-1 SECONDS] [--dns]
   --dns: use the operator's MASTER_ADDR (the root pod's DNS name) as it is, no id exchange.
+Its steps go to the sidecar as progress reports (nccl_k8s.report_progress): step 1 the
+all_reduce, then one a second while it lingers; done before it ends.
 Exit 0 when the sum is right, 1 otherwise.
 """
 
@@ -60,8 +62,15 @@ def main() -> int:
     print(f"rank {rank} of {world}, attempt {attempt}: all_reduce {total.item():g} (expected {expected:g}), "
           f"MASTER_ADDR {os.environ.get('MASTER_ADDR')}, init_process_group returned after "
           f"{ready - started:.2f} s (import torch {imported - import_begin:.2f} s)", flush=True)
-    if attempt == "1" and args.linger_attempt_1 > 0:
-        time.sleep(args.linger_attempt_1)  # "training": the test kills a rank meanwhile
+    linger = args.linger_attempt_1 if attempt == "1" else 0.0
+    steps = 1 + int(linger)
+    nccl_k8s.report_progress(1, total=steps, all_reduce=total.item())
+    lingered = time.monotonic()
+    for step in range(2, steps + 1):  # "training": the test kills a rank meanwhile
+        time.sleep(max(0.0, lingered + step - 1 - time.monotonic()))
+        nccl_k8s.report_progress(step, total=steps)
+    time.sleep(max(0.0, lingered + linger - time.monotonic()))
+    nccl_k8s.report_progress_done()
     dist.destroy_process_group()
     return 0 if total.item() == expected else 1
 
