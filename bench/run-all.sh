@@ -10,8 +10,9 @@
 #   jobset    nccl-operator beside JobSet: time, RSS, CPU, API writes          (bench/jobset/compare.sh)
 #   idspread  id delivery to N sidecars vs TCPStore vs root push               (bench/idspread/run.sh)
 #   scale     4096-pod job, 500 x 8 jobs, churn on KWOK fake nodes, vs JobSet  (bench/scale/run.sh)
+#   progress  sidecar CPU/RSS under progress reports, ns per report call       (bench/progress/run.sh)
 # --quick: smaller sizes (20 x 8 jobs; N = 4 32 128 without torch's 1000; scale at 1x only, churn
-# 60 s), for a first look.
+# 60 s; progress phases of 10 s), for a first look.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build="$root/build"
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
     --quick) quick=1; shift ;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "run-all.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -45,3 +46,7 @@ else "$root/bench/scale/run.sh" --build "$build" --nodes 600 --churn-seconds 600
 section "id delivery at scale (bench/idspread/run.sh)"
 if [ $quick -eq 1 ]; then IDSPREAD_REPEATS=1 "$root/bench/idspread/run.sh" "$build" 4 32 128
 else "$root/bench/idspread/run.sh" "$build"; fi
+
+section "progress reports (bench/progress/run.sh)"
+if [ $quick -eq 1 ]; then "$root/bench/progress/run.sh" --build "$build" --seconds 10 --burst-seconds 3
+else "$root/bench/progress/run.sh" --build "$build"; fi

@@ -27,18 +27,11 @@ ProgressAnnotator::ProgressAnnotator(std::shared_ptr<kube::Client> client, const
                                      const ProgressBoard& board)
     : client_(std::move(client)), config_(config), board_(board) {}
 
-ProgressAnnotator::~ProgressAnnotator() { Stop(); }
-
 void ProgressAnnotator::Start() {
   thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
 }
 
-void ProgressAnnotator::Stop() {
-  if (thread_.joinable()) {
-    thread_.request_stop();
-    thread_.join();
-  }
-}
+void ProgressAnnotator::Stop() { thread_ = std::jthread(); }  // the old thread is asked to stop and joined
 
 void ProgressAnnotator::Run(std::stop_token stop) {
   using Clock = std::chrono::steady_clock;

@@ -20,12 +20,11 @@ namespace sidecar {
 class ProgressAnnotator {
  public:
   ProgressAnnotator(std::shared_ptr<kube::Client> client, const Config& config, const ProgressBoard& board);
-  ~ProgressAnnotator();  // stops and joins
   ProgressAnnotator(const ProgressAnnotator&) = delete;
   ProgressAnnotator& operator=(const ProgressAnnotator&) = delete;
 
   void Start();
-  void Stop();
+  void Stop();  // also when destroyed
 
   uint64_t patches() const { return patches_.load(std::memory_order_relaxed); }  // that the API server took
 

@@ -12,18 +12,11 @@ namespace sidecar {
 StallWatch::StallWatch(const ProgressBoard& board, std::chrono::seconds timeout, OnStall on_stall)
     : board_(board), timeout_(timeout), on_stall_(std::move(on_stall)) {}
 
-StallWatch::~StallWatch() { Stop(); }
-
 void StallWatch::Start() {
   thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
 }
 
-void StallWatch::Stop() {
-  if (thread_.joinable()) {
-    thread_.request_stop();
-    thread_.join();
-  }
-}
+void StallWatch::Stop() { thread_ = std::jthread(); }  // the old thread is asked to stop and joined
 
 void StallWatch::Run(std::stop_token stop) {
   const std::chrono::milliseconds interval = StallCheckInterval(timeout_);

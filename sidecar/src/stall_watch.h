@@ -18,12 +18,11 @@ class StallWatch {
   using OnStall = std::function<void(const std::string& message)>;
 
   StallWatch(const ProgressBoard& board, std::chrono::seconds timeout, OnStall on_stall);
-  ~StallWatch();  // stops and joins
   StallWatch(const StallWatch&) = delete;
   StallWatch& operator=(const StallWatch&) = delete;
 
   void Start();
-  void Stop();  // once it returns, on_stall is not called
+  void Stop();  // also when destroyed; once it returns, on_stall is not called
 
  private:
   void Run(std::stop_token stop);

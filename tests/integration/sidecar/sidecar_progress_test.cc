@@ -158,17 +158,18 @@ TEST_F(SidecarProgressTest, PodZeroPutsTheNewestReportOnItsPodAtMostOnceAnInterv
 TEST_F(SidecarProgressTest, ASilentRankEndsTheAttemptWithItsReason) {
   auto sidecar = StartWatching(1);
   Reporter trainer(sidecar->api_port());
+  std::chrono::steady_clock::time_point last_report;
   for (int step = 1; step <= 5; ++step) {
+    if (step > 1) std::this_thread::sleep_for(milliseconds(100));  // a trainer's pace, not a wait for the sidecar
+    last_report = std::chrono::steady_clock::now();
     trainer.Send(1, step);
-    std::this_thread::sleep_for(milliseconds(100));  // a trainer's pace, not a wait for the sidecar
   }
   ASSERT_TRUE(testsupport::WaitFor([&] { return Progress(*sidecar)["ranks"].size() == 1; }, std::chrono::seconds(5)));
-  const auto last_report = std::chrono::steady_clock::now();
   const int code = sidecar->WaitExit(std::chrono::seconds(kStallTimeoutSeconds + 5));
   const auto took = std::chrono::duration_cast<milliseconds>(std::chrono::steady_clock::now() - last_report);
   std::cout << "exited " << code << " " << took.count() << " ms after the last report\n";
   EXPECT_EQ(code, contract::kSidecarExitStalled) << sidecar->Log();
-  EXPECT_GE(took, std::chrono::seconds(kStallTimeoutSeconds) - milliseconds(150));
+  EXPECT_GE(took, std::chrono::seconds(kStallTimeoutSeconds));
   EXPECT_LE(took, std::chrono::seconds(kStallTimeoutSeconds) + milliseconds(1500));
   const std::string reason = ReadTerminationLog();
   EXPECT_NE(reason.find("rank 1 sent no progress report for 2s (last step 5 at "), std::string::npos) << reason;
