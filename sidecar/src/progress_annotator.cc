@@ -55,9 +55,11 @@ bool ProgressAnnotator::Patch(const std::string& value, bool* failing) {
       client_->Patch(kube::resources::kPods, config_.name_space, config_.pod_name, kube::PatchType::kMerge,
                      AnnotationPatch({{contract::kAnnotationProgress, value}}));
   if (!pod.ok()) {
-    if (!*failing) {
-      logging::Warn(kComponent, "could not put the progress on the pod; trying again at the next interval",
-                    {{"pod", config_.pod_name}, {"error", pod.status().ToString()}});
+    const logging::Fields fields = {{"pod", config_.pod_name}, {"error", pod.status().ToString()}};
+    if (*failing) {
+      logging::Debug(kComponent, "still cannot put the progress on the pod", fields);
+    } else {
+      logging::Warn(kComponent, "could not put the progress on the pod; trying again at the next interval", fields);
     }
     *failing = true;
     return false;

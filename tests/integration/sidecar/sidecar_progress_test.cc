@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <functional>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -150,6 +151,43 @@ TEST_F(SidecarProgressTest, PodZeroPutsTheNewestReportOnItsPodAtMostOnceAnInterv
             << allowed << ")\n";
   EXPECT_GE(during_burst, 1);
   EXPECT_LE(during_burst, allowed);
+  EXPECT_EQ(sidecar->Terminate(), 0);
+}
+
+// Without the right to patch its pod, pod 0 says so once per streak and tries again at each
+// interval; once allowed, the report lands. The id API is served meanwhile.
+TEST_F(SidecarProgressTest, AFailedPatchIsLoggedOnceAndTriedAgain) {
+  CreateRootPod();
+  RootPodVerbs({"get"});
+  auto sidecar = StartSidecar(0, /*attempt=*/1);
+  Reporter trainer(sidecar->api_port());
+  int64_t step = 0;
+  auto count = [&](const std::string& msg) {
+    int n = 0;
+    for (const json& line : sidecar->LogLines()) n += line.value("msg", "") == msg;
+    return n;
+  };
+  // Each new step makes the next interval's value differ, so every interval tries again.
+  auto report_until = [&](const std::function<bool()>& condition, std::chrono::seconds timeout) {
+    return testsupport::WaitFor([&] {
+      trainer.Send(0, ++step);
+      return condition();
+    }, timeout, milliseconds(200));
+  };
+  ASSERT_TRUE(report_until([&] { return count("still cannot put the progress on the pod") >= 1; },
+                           std::chrono::seconds(3 * contract::kProgressAnnotationSeconds)))
+      << sidecar->Log();
+  EXPECT_EQ(count("could not put the progress on the pod; trying again at the next interval"), 1);
+  httplib::Client client("127.0.0.1", sidecar->api_port());
+  auto info = client.Get(std::string(contract::kPathInfo));
+  ASSERT_TRUE(info && info->status == 200);
+
+  RootPodVerbs({"get", "patch"});
+  ASSERT_TRUE(report_until([&] { return ProgressAnnotation().has_value(); },
+                           std::chrono::seconds(3 * contract::kProgressAnnotationSeconds)))
+      << sidecar->Log();
+  EXPECT_GE(ProgressAnnotation()->value("step", -1), 1);
+  EXPECT_TRUE(sidecar->WaitLogged("put the progress on the pod again"));
   EXPECT_EQ(sidecar->Terminate(), 0);
 }
 
