@@ -66,21 +66,25 @@ std::string Connection::Wait(short events, Clock::time_point limit) {
 }
 
 std::string Connection::Open(bool* refused) {
-  *refused = false;
+  *refused = true;  // until an address fails otherwise
+  std::string host = options_.host;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   hints.ai_flags = AI_NUMERICSERV;
   addrinfo* found = nullptr;
   std::string port = std::to_string(options_.port);
-  if (int rc = ::getaddrinfo(options_.host.c_str(), port.c_str(), &hints, &found); rc != 0) {
-    return "cannot resolve " + options_.host + ": " + ::gai_strerror(rc);
+  if (int rc = ::getaddrinfo(host.c_str(), port.c_str(), &hints, &found); rc != 0) {
+    *refused = false;
+    return "cannot resolve " + host + ": " + ::gai_strerror(rc);
   }
   std::string error = "no address for " + options_.host;
   for (addrinfo* ai = found; ai != nullptr; ai = ai->ai_next) {
     fd_ = ::socket(ai->ai_family, ai->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, ai->ai_protocol);
     if (fd_ < 0) {
       error = std::string("socket: ") + std::strerror(errno);
+      *refused = false;
       continue;
     }
     int rc = ::connect(fd_, ai->ai_addr, ai->ai_addrlen);
@@ -99,7 +103,7 @@ std::string Connection::Open(bool* refused) {
       ::freeaddrinfo(found);
       return "";
     }
-    *refused = errno == ECONNREFUSED;
+    if (errno != ECONNREFUSED) *refused = false;
     error = "connect to " + Where(options_) + ": " + std::strerror(errno);
     ::close(fd_);
     fd_ = -1;

@@ -17,11 +17,14 @@
 
 namespace sidecar {
 
-inline constexpr char kRasDefaultHost[] = "127.0.0.1";
+// NCCL's own default, NCCL_RAS_ADDR=localhost:28028. NCCL binds the first address getaddrinfo
+// gives for the name, ::1 or 127.0.0.1 depending on the pod's /etc/hosts and whether it has IPv6,
+// so the client tries each address of the name in turn, as getaddrinfo orders them.
+inline constexpr char kRasDefaultHost[] = "localhost";
 inline constexpr int kRasDefaultPort = 28028;  // NCCL_RAS_CLIENT_PORT
 
 struct RasClientOptions {
-  std::string host = kRasDefaultHost;  // numeric, or a name /etc/hosts knows ("localhost")
+  std::string host = kRasDefaultHost;  // a name /etc/hosts knows, an IPv4 address, or an IPv6 one ("[::1]" too)
   int port = kRasDefaultPort;
   std::chrono::milliseconds connect_timeout{1000};
   // The whole exchange. NCCL gathers the report from every process of the job and gives up on
@@ -35,7 +38,7 @@ struct RasClientOptions {
 struct RasAnswer {
   enum class Kind {
     kOk,           // body holds the report
-    kUnavailable,  // nothing listens there: no NCCL in this pod yet, or NCCL_RAS_ENABLE=0
+    kUnavailable,  // every address refused: no NCCL in this pod yet, or NCCL_RAS_ENABLE=0
     kFailed,       // something listens but gave no report in time (error says what)
   };
   Kind kind = Kind::kFailed;

@@ -80,6 +80,7 @@ class TestRasServer {
   }
   RasClientOptions Options() const {
     RasClientOptions options;
+    options.host = "127.0.0.1";
     options.port = port_;
     options.deadline = milliseconds(2000);
     return options;
@@ -136,6 +137,18 @@ TEST(RasClient, AsksForJsonAndReadsTheWholeAnswer) {
   EXPECT_EQ(server.received(), (std::vector<std::string>{"CLIENT PROTOCOL 2", "SET FORMAT json", "STATUS"}));
 }
 
+TEST(RasClient, TriesEveryAddressOfLocalhostAsNcclMayBindEither) {
+  // NCCL binds the first address of "localhost"; this server has only 127.0.0.1, which may come
+  // second (after ::1) in this machine's /etc/hosts.
+  TestRasServer server(NcclWithJson);
+  RasClientOptions options = server.Options();
+  options.host = "localhost";
+  RasAnswer answer = AskRas(options);
+  ASSERT_EQ(answer.kind, RasAnswer::Kind::kOk) << answer.error;
+  options.host = "[::1]";  // the IPv6 form is read too: nothing there, or not this server
+  EXPECT_NE(AskRas(options).kind, RasAnswer::Kind::kOk);
+}
+
 TEST(RasClient, AnNcclBeforeJsonIsAskedForItsText) {
   // NCCL 2.24 to 2.28.3 know no SET FORMAT (rasClientEventLoop: "ERROR: Unknown command %s").
   TestRasServer server([](Peer& peer, TestRasServer& server) {
@@ -170,6 +183,7 @@ TEST(RasClient, NothingListeningIsUnavailableAtOnce) {
   int port = 0;
   int fd = BoundSocket(/*listening=*/false, &port);  // holds the port so nobody else listens there
   RasClientOptions options;
+  options.host = "127.0.0.1";
   options.port = port;
   auto started = std::chrono::steady_clock::now();
   RasAnswer answer = AskRas(options);
@@ -185,6 +199,7 @@ TEST(RasClient, AListenerThatNeverAnswersCostsOnlyTheDeadline) {
   int port = 0;
   int fd = BoundSocket(/*listening=*/true, &port);
   RasClientOptions options;
+  options.host = "127.0.0.1";
   options.port = port;
   options.deadline = milliseconds(300);
   auto started = std::chrono::steady_clock::now();
