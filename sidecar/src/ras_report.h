@@ -28,7 +28,8 @@ struct RasRank {
   bool destroy_flag = false;
   bool abort_flag = false;
   // Collectives this rank has launched on the communicator, by NCCL's name of each
-  // ("Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"; send/recv not counted).
+  // ("Broadcast", "Reduce", "AllGather", "ReduceScatter", "AllReduce"). NCCL does not count
+  // send/recv, collectives captured in CUDA graphs, or anything on a one-rank communicator.
   std::map<std::string, uint64_t> collective_counts;
 };
 
