@@ -98,6 +98,7 @@ kube::Status ParseFailurePolicy(const Json& fp, FailurePolicy* out) {
   if (auto s = Read(fp, spec_fields::kMaxBackoffSeconds, &out->max_backoff_seconds); !s.ok()) return s;
   if (auto s = ReadOptional(fp, spec_fields::kMaxDisruptions, &out->max_disruptions); !s.ok()) return s;
   if (auto s = Read(fp, spec_fields::kForbiddenRetrySeconds, &out->forbidden_retry_seconds); !s.ok()) return s;
+  if (auto s = ReadOptional(fp, spec_fields::kStallTimeoutSeconds, &out->stall_timeout_seconds); !s.ok()) return s;
   if (out->backoff_seconds > out->max_backoff_seconds) {
     return Invalid("failurePolicy.backoffSeconds", "must not exceed failurePolicy.maxBackoffSeconds");
   }
@@ -197,6 +198,54 @@ kube::Result<NcclJobSpec> ParseSpec(const Json& spec) {
   return out;
 }
 
+std::string ProgressSummary(const Progress& p) {
+  std::string out = std::to_string(p.step);
+  if (p.total_steps && *p.total_steps > 0) {
+    out += "/" + std::to_string(*p.total_steps) + " (" + std::to_string(ProgressPercent(p)) + "%)";
+  }
+  return out;
+}
+
+int ProgressPercent(const Progress& p) {
+  if (!p.total_steps || *p.total_steps <= 0 || p.step <= 0) return 0;
+  return static_cast<int>(std::min<std::int64_t>(100, p.step * 100 / *p.total_steps));
+}
+
+Json ProgressToJson(const Progress& p) {
+  Json out = {{"attempt", p.attempt}, {"step", p.step}, {"summary", ProgressSummary(p)}};
+  if (p.total_steps) {
+    out["totalSteps"] = *p.total_steps;
+    out["percent"] = ProgressPercent(p);
+  }
+  if (!p.time.empty()) out["time"] = p.time;
+  if (!p.metrics.empty()) {
+    Json metrics = Json::object();
+    for (const auto& [name, value] : p.metrics) metrics[name] = value;
+    out["metrics"] = std::move(metrics);
+  }
+  return out;
+}
+
+// status.progress as the operator wrote it; nullopt when absent or not an object with a step.
+std::optional<Progress> ParseProgressStatus(const Json& progress) {
+  if (!progress.is_object()) return std::nullopt;
+  auto step = progress.find("step");
+  if (step == progress.end() || !step->is_number_integer()) return std::nullopt;
+  Progress out;
+  out.attempt = IntAt(progress, "attempt");
+  out.step = step->get<std::int64_t>();
+  if (auto total = progress.find("totalSteps"); total != progress.end() && total->is_number_integer()) {
+    out.total_steps = total->get<std::int64_t>();
+  }
+  out.time = StringAt(progress, "time");
+  if (auto metrics = progress.find("metrics"); metrics != progress.end() && metrics->is_object()) {
+    for (auto it = metrics->begin(); it != metrics->end(); ++it) {
+      if (it->is_string()) out.metrics.emplace_back(it.key(), it->get<std::string>());
+    }
+  }
+  return out;
+}
+
 NcclJobStatus ParseStatus(const Json& status) {
   NcclJobStatus out;
   if (!status.is_object()) return out;
@@ -217,6 +266,7 @@ NcclJobStatus ParseStatus(const Json& status) {
   out.completion_time = StringAt(status, "completionTime");
   out.id_published_time = StringAt(status, "idPublishedTime");
   out.restart_strategy = StringAt(status, "restartStrategy");
+  out.progress = ParseProgressStatus(status.contains("progress") ? status["progress"] : Json());
   if (auto it = status.find("conditions"); it != status.end() && it->is_array()) {
     for (const Json& c : *it) {
       if (!c.is_object()) continue;
@@ -251,6 +301,7 @@ Json StatusToJson(const NcclJobStatus& s) {
   put_time("completionTime", s.completion_time);
   put_time("idPublishedTime", s.id_published_time);
   if (!s.restart_strategy.empty()) out["restartStrategy"] = s.restart_strategy;
+  if (s.progress) out["progress"] = ProgressToJson(*s.progress);
   Json conds = Json::array();
   for (const Condition& c : s.conditions) {
     conds.push_back({{"type", c.type},

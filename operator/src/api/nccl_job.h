@@ -37,6 +37,9 @@ struct FailurePolicy {
   // How long pod creates refused as Forbidden (a ResourceQuota, Pod Security, a missing
   // ServiceAccount) are retried before the job fails (PodCreateForbidden).
   int forbidden_retry_seconds = spec_fields::Int32Default(spec_fields::kForbiddenRetrySeconds);
+  // A rank that reported progress and then went silent this long ends the attempt as Stalled
+  // (its sidecar watches it, contract::kSidecarStallTimeoutFlag); unset: no stall watch.
+  std::optional<int> stall_timeout_seconds;
 };
 
 // spec.gangScheduling: whether the job's pods form one gang of Kubernetes' native gang
@@ -103,6 +106,17 @@ inline constexpr const char* kFailed = "Failed";
 inline constexpr const char* kSuspended = "Suspended";
 }  // namespace state
 
+// status.progress: the newest progress report of the job's pod 0 (its sidecar puts it on the pod
+// as contract::kAnnotationProgress; observed/progress.h reads it).
+struct Progress {
+  int attempt = 0;
+  std::int64_t step = 0;
+  std::optional<std::int64_t> total_steps;
+  std::string time;  // RFC 3339: when the sidecar received the report
+  std::vector<std::pair<std::string, std::string>> metrics;  // name, value as the report wrote it
+  bool operator==(const Progress&) const = default;
+};
+
 struct NcclJobStatus {
   std::int64_t observed_generation = 0;
   std::string state;
@@ -121,6 +135,7 @@ struct NcclJobStatus {
   // How the current attempt's pods restart when it fails: "InPlace" or "Recreate" ("" before the
   // first attempt's pods).
   std::string restart_strategy;
+  std::optional<Progress> progress;
   std::vector<Condition> conditions;
 
   const Condition* Find(const std::string& type) const;
@@ -149,6 +164,12 @@ struct NcclJob {
   NcclJobSpec spec;
   NcclJobStatus status;
 };
+
+// status.progress: its JSON (with "percent" and "summary", the printer column, derived) and back.
+Json ProgressToJson(const Progress& progress);
+std::optional<Progress> ParseProgressStatus(const Json& progress);
+std::string ProgressSummary(const Progress& progress);  // "1234/10000 (12%)", or "1234" without a total
+int ProgressPercent(const Progress& progress);           // 0..100; 0 without a total
 
 // Whether an object's metadata says it is being deleted (deletionTimestamp set).
 bool BeingDeleted(const Json& metadata);

@@ -54,6 +54,7 @@ inline constexpr IntField kBackoffSeconds{          "failurePolicy.backoffSecond
 inline constexpr IntField kMaxBackoffSeconds{       "failurePolicy.maxBackoffSeconds",     IntFormat::kInt32,    0,      86400,  300};
 inline constexpr IntField kMaxDisruptions{          "failurePolicy.maxDisruptions",        IntFormat::kInt32,    0,      10000,   {}};
 inline constexpr IntField kForbiddenRetrySeconds{   "failurePolicy.forbiddenRetrySeconds", IntFormat::kInt32,    0,      86400,  300};
+inline constexpr IntField kStallTimeoutSeconds{    "failurePolicy.stallTimeoutSeconds",   IntFormat::kInt32,    1,      86400,   {}};
 inline constexpr IntField kFailFastExitCode{        "failurePolicy.failFastExitCodes[]",   IntFormat::kInt32,    1,        255,   {}};
 
 inline constexpr BoolField kSuspend{.path = "suspend", .default_value = false};
@@ -73,7 +74,7 @@ inline constexpr EnumField kRestartPolicy{
 inline constexpr IntField kIntFields[] = {
     kReplicas,    kGpusPerPod,     kInitTimeoutSeconds, kTtlSecondsAfterFinished, kActiveDeadlineSeconds,
     kSidecarPort, kBootstrapRoots, kMaxRestarts,        kBackoffSeconds,          kMaxBackoffSeconds,
-    kMaxDisruptions, kForbiddenRetrySeconds, kFailFastExitCode};
+    kMaxDisruptions, kForbiddenRetrySeconds, kStallTimeoutSeconds, kFailFastExitCode};
 inline constexpr BoolField kBoolFields[] = {kSuspend};
 inline constexpr EnumField kEnumFields[] = {kGangScheduling, kRestartStrategy, kRestartPolicy};
 

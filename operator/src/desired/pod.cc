@@ -221,6 +221,9 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
     }
   }
   Json sidecar = Sidecar(options, ChooseSidecarPorts(job), SidecarEnv(env));
+  if (auto stall = job.spec.failure_policy.stall_timeout_seconds) {
+    sidecar["args"].push_back(std::string(contract::kSidecarStallTimeoutFlag) + "=" + std::to_string(*stall));
+  }
   if (in_place) MakeRestartInPlace(job, spec, sidecar);
   Json init = Json::array({std::move(sidecar)});
   if (spec.contains("initContainers") && spec["initContainers"].is_array()) {

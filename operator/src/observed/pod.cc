@@ -144,6 +144,37 @@ void ObserveInPlace(const Json& annotations, const Json& status, const std::stri
   out.failure_detail = RestartDetail(status, trainer_container, &out.trainer_exit_code);
 }
 
+// The sidecar's exit for a stalled rank: its termination message, or nullopt. `now`: only its
+// current state (terminated, before its kubelet restarts it); else its last state as well.
+std::optional<std::string> SidecarStall(const Json& status, bool now) {
+  for (const Json& cs : ArrayField(status, "initContainerStatuses")) {
+    if (StringField(cs, "name") != contract::kSidecarContainerName) continue;
+    for (const Json* t : {Terminated(cs), now ? nullptr : LastTerminated(cs)}) {
+      if (t != nullptr && ExitCode(*t) == contract::kSidecarExitStalled) {
+        std::string message = StringField(*t, "message");
+        while (!message.empty() && (message.back() == '\n' || message.back() == ' ')) message.pop_back();
+        return message.empty() ? std::string("its sidecar found a rank stalled") : message;
+      }
+    }
+  }
+  return std::nullopt;
+}
+
+// A stalled rank ends the attempt. A pod recreated per attempt: any stall exit of its sidecar,
+// now or before its restart (the kubelet restarts a native sidecar alone and keeps its last
+// state). A pod restarted in place: the sidecar lying terminated with the stall code, since that
+// exit restarts every container and the kubelet's next status shows every container's last state
+// as the restart's kill; the trainer's own non-zero exit says why first.
+void ObserveStall(const Json& status, ObservedPod& out) {
+  if (out.trainer_succeeded || out.phase == "Succeeded" || out.phase == "Failed") return;
+  if (out.trainer_exit_code && *out.trainer_exit_code != 0 && out.failed) return;
+  auto stall = SidecarStall(status, /*now=*/out.in_place);
+  if (!stall) return;
+  out.failed = true;
+  out.stalled = true;
+  out.failure_detail = "stalled: " + *stall;
+}
+
 }  // namespace
 
 ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
@@ -158,6 +189,7 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
   if (annotations.is_object()) {
     out.unique_id = StringField(annotations, contract::kAnnotationUniqueId);
     out.unique_id_attempt = CountField(annotations, contract::kAnnotationUniqueIdAttempt, 0);
+    out.progress = StringField(annotations, contract::kAnnotationProgress);
   }
 
   const Json& status = ObjectField(pod, "status");
@@ -212,6 +244,7 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
                          (other_failure.empty() ? std::string() : (reason.empty() ? ": " : "; ") + other_failure);
   }
   ObserveInPlace(annotations, status, trainer_container, out);
+  ObserveStall(status, out);
   if (!out.Terminal() && !out.terminating) ObserveStartBlocked(status, out);
   return out;
 }

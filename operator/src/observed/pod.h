@@ -31,6 +31,11 @@ struct ObservedPod {
   std::string start_blocked_detail;
   std::string unique_id;                   // root pod's id annotation (never logged)
   int unique_id_attempt = 0;
+  std::string progress;                    // annotation nccl.dev/progress (pod 0's sidecar writes it)
+  // Its sidecar found a rank stalled (exit code contract::kSidecarExitStalled): failed, and
+  // failure_detail is the sidecar's termination message ("rank 3 sent no progress report for 62s
+  // (last step 1234 at ...)").
+  bool stalled = false;
   // Restarts in place (failurePolicy.restartStrategy InPlace, docs/DESIGN.md): a pod made for it
   // carries annotation nccl.dev/restarts-before-attempt (0 at creation; the operator sets it with
   // the attempt label when the pod is moved to a later attempt): the trainer's restart count its

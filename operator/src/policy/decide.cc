@@ -10,6 +10,7 @@
 
 #include "contract/names.h"
 #include "observed/attempt.h"
+#include "observed/progress.h"
 #include "policy/admission.h"
 #include "policy/decide.h"
 #include "policy/failure_policy.h"
@@ -28,6 +29,8 @@ using observed::ObservedPod;
 using observed::ObservedKueueWorkload;
 
 constexpr const char* kReasonPodDisrupted = "PodDisrupted";
+// A rank reported progress and then nothing for failurePolicy.stallTimeoutSeconds.
+constexpr const char* kReasonStalled = "Stalled";
 constexpr const char* kReasonPriorityClassNotFound = "PriorityClassNotFound";
 
 class Decider {
@@ -49,6 +52,7 @@ class Decider {
     }
     // Suspended, or resuming now: the deadline's clock stands (it restarts on the resume).
     if (!plan_.status.Finished() && !job_.spec.suspend && !st().IsTrue(api::condition::kSuspended)) CheckDeadline();
+    ShowProgress();
     if (plan_.status.Finished()) {
       Finished();
     } else if (job_.spec.suspend) {
@@ -112,6 +116,16 @@ class Decider {
     if (!deadline || plan_.status.Finished()) return;
     auto left = std::chrono::ceil<std::chrono::seconds>(*deadline - now_) + std::chrono::seconds(1);
     if (!plan_.requeue_after || left < *plan_.requeue_after) plan_.requeue_after = left;
+  }
+
+  // status.progress follows pod 0's newest report (observed/progress.h), whatever the state: a
+  // report may land as the job ends, and an old one stays until a newer one replaces it.
+  void ShowProgress() {
+    for (const ObservedPod& p : pods_) {
+      if (p.index != 0 || p.progress.empty()) continue;
+      auto report = observed::ParseProgressAnnotation(p.progress);
+      if (report && observed::IsNewerProgress(*report, st().progress)) st().progress = std::move(report);
+    }
   }
 
   // A finished job waits for no id: the condition says so instead of "waiting for pod 0".
@@ -400,8 +414,10 @@ class Decider {
         case FailureVerdict::kRestart:
           st().restarts += 1;
           plan_.restarted = true;
-          Restart(attempt, RestartBackoff(fp, st().restarts), "PodFailed",
-                  "attempt " + std::to_string(attempt) + " failed (" + failure->detail + ")", failure->detail);
+          Restart(attempt, RestartBackoff(fp, st().restarts), failure->stalled ? kReasonStalled : "PodFailed",
+                  "attempt " + std::to_string(attempt) + (failure->stalled ? " stalled (" : " failed (") +
+                      failure->detail + ")",
+                  failure->detail);
           return true;
         case FailureVerdict::kRestartAfterDisruption:
           st().disruptions += 1;
@@ -457,7 +473,7 @@ class Decider {
     return AttemptFailure{blocked->pod,
                           blocked->detail + " (still after initTimeoutSeconds, " +
                               std::to_string(job_.spec.init_timeout_seconds) + "s)",
-                          std::nullopt};
+                          std::nullopt, std::nullopt};
   }
 
   void RequeueWithin(std::chrono::seconds wait) {

@@ -17,8 +17,23 @@ std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, co
     }
   }
   for (const auto& [index, pod] : by_index) {
-    if (pod->failed) return AttemptFailure{pod->name, "pod " + pod->name + ": " + pod->failure_detail, pod->trainer_exit_code, std::nullopt};
+    if (pod->failed && !pod->stalled) {
+      return AttemptFailure{pod->name, "pod " + pod->name + ": " + pod->failure_detail, pod->trainer_exit_code, std::nullopt};
+    }
   }
+  // Stalled only: every stalled pod is named (a hung rank stops its peers too; their last steps
+  // tell which went silent first).
+  std::optional<AttemptFailure> stalled;
+  for (const auto& [index, pod] : by_index) {
+    if (!pod->stalled) continue;
+    if (!stalled) {
+      stalled = AttemptFailure{pod->name, "", std::nullopt, std::nullopt, /*stalled=*/true};
+    } else {
+      stalled->detail += "; ";
+    }
+    stalled->detail += "pod " + pod->name + ": " + pod->failure_detail;
+  }
+  if (stalled) return stalled;
   if (!id_published) return std::nullopt;
   for (int i = 0; i < replicas; ++i) {
     auto it = by_index.find(i);

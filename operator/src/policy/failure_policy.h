@@ -18,6 +18,7 @@ struct AttemptFailure {
   std::string detail;  // for people: "pod demo-2: trainer exited with code 3 (Error)"
   std::optional<int> exit_code;
   std::optional<observed::Disruption> disruption;  // set when the attempt ended because a pod was disrupted
+  bool stalled = false;  // its pods' sidecars found ranks stalled (detail names every such pod)
 };
 
 // The first failure among the pods of the attempt (lowest index first, so the message is
@@ -25,7 +26,8 @@ struct AttemptFailure {
 // as failed once the id was published: it cannot rejoin that attempt's communicator. When any
 // failed or deleted pod of the attempt was disrupted, the attempt ended by that disruption: the
 // crashes of its peers that lost their communicator follow from it. A pod that vanished without
-// being seen disrupted counts as a failure (nothing tells why it went).
+// being seen disrupted counts as a failure (nothing tells why it went). A pod that failed on its
+// own comes before stalled ones; when the attempt stalled, the failure names every stalled pod.
 std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, const observed::AttemptView& attempt,
                                                  bool id_published);
 

@@ -176,6 +176,7 @@ Json Parsed(const NcclJobSpec& spec, std::string_view path) {
   if (path == "failurePolicy.maxBackoffSeconds") return fp.max_backoff_seconds;
   if (path == "failurePolicy.maxDisruptions") return optional(fp.max_disruptions);
   if (path == "failurePolicy.forbiddenRetrySeconds") return fp.forbidden_retry_seconds;
+  if (path == "failurePolicy.stallTimeoutSeconds") return optional(fp.stall_timeout_seconds);
   if (path == "failurePolicy.failFastExitCodes[]") {
     return fp.fail_fast_exit_codes.empty() ? Json() : Json(fp.fail_fast_exit_codes.front());
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 #include <vector>
 
@@ -87,6 +89,20 @@ TEST(Pod, ARestartInPlaceGivesTheTrainerAndSidecarRulesAndTheSidecarItsState) {
   bool has_volume = false;
   for (const Json& v : pod["spec"]["volumes"]) has_volume = has_volume || (v["name"] == "nccl-sidecar-state" && v.contains("emptyDir"));
   EXPECT_TRUE(has_volume);
+}
+
+TEST(Pod, AStallTimeoutReachesEverySidecarAsItsFlag) {
+  auto job = testing::Job();
+  Json plain = Pod(job, 1, 2, {});
+  for (const Json& arg : plain["spec"]["initContainers"][0]["args"]) {
+    EXPECT_FALSE(arg.get<std::string>().starts_with("--stall-timeout-seconds")) << "no stall watch unless asked";
+  }
+  job.spec.failure_policy.stall_timeout_seconds = 90;
+  for (bool in_place : {false, true}) {
+    Json pod = Pod(job, 3, 2, {}, in_place);
+    const Json& args = pod["spec"]["initContainers"][0]["args"];
+    EXPECT_NE(std::find(args.begin(), args.end(), "--stall-timeout-seconds=90"), args.end()) << in_place;
+  }
 }
 
 TEST(Pod, TheSidecarGetsOnlyWhatItReadsAndCannotLearn) {

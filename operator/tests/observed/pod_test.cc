@@ -240,3 +240,80 @@ TEST(ObservePod, ARestartInPlaceNamesItsCause) {
 
 }  // namespace
 }  // namespace ncclop::observed
+
+namespace ncclop::observed {
+namespace {
+
+// A pod recreated per attempt whose sidecar is in `sidecar_state` with `sidecar_last` before its
+// restart, its trainer in `trainer_state`.
+ObservedPod RecreatedWithSidecar(const char* sidecar_state, const char* sidecar_last, const char* trainer_state) {
+  std::string text = std::string(R"({"metadata":{"name":"demo-1"},"status":{"phase":"Running",
+      "initContainerStatuses":[{"name":"nccl-sidecar","restartCount":1,"state":)") + sidecar_state +
+                     R"(,"lastState":)" + sidecar_last + R"(}],
+      "containerStatuses":[{"name":"trainer","state":)" + trainer_state + "}]}}";
+  return ObservePod(nlohmann::json::parse(text), "trainer");
+}
+
+TEST(ObservePod, ASidecarThatFoundARankStalledFailsItsPodWithItsWords) {
+  const char* stall = R"j({"terminated":{"exitCode":86,"reason":"Error","message":"rank 3 sent no progress report for 62s (last step 1234 at 2026-12-04T20:00:00Z)\n"}})j";
+  ObservedPod restarted = RecreatedWithSidecar(R"({"running":{}})", stall, R"({"running":{}})");
+  EXPECT_TRUE(restarted.failed);
+  EXPECT_TRUE(restarted.stalled);
+  EXPECT_EQ(restarted.failure_detail,
+            "stalled: rank 3 sent no progress report for 62s (last step 1234 at 2026-12-04T20:00:00Z)");
+  EXPECT_FALSE(restarted.trainer_exit_code.has_value());
+  ObservedPod ended_now = RecreatedWithSidecar(stall, "{}", R"({"running":{}})");
+  EXPECT_TRUE(ended_now.stalled) << "seen before its kubelet restarts it";
+}
+
+TEST(ObservePod, ATrainerThatEndedSaysWhyBeforeAStall) {
+  const char* stall = R"({"terminated":{"exitCode":86,"message":"rank 3 sent no progress report for 62s"}})";
+  ObservedPod crashed = RecreatedWithSidecar(R"({"running":{}})", stall, R"({"terminated":{"exitCode":3}})");
+  EXPECT_TRUE(crashed.failed);
+  EXPECT_FALSE(crashed.stalled);
+  EXPECT_EQ(crashed.trainer_exit_code, 3);
+  ObservedPod done = RecreatedWithSidecar(R"({"running":{}})", stall, R"({"terminated":{"exitCode":0}})");
+  EXPECT_FALSE(done.failed);
+  EXPECT_FALSE(done.stalled);
+}
+
+TEST(ObservePod, OtherSidecarExitsAreNoStall) {
+  ObservedPod p = RecreatedWithSidecar(R"({"running":{}})", R"({"terminated":{"exitCode":2}})", R"({"running":{}})");
+  EXPECT_FALSE(p.failed);
+  EXPECT_FALSE(p.stalled);
+}
+
+TEST(ObservePod, AStallRestartsAPodInPlaceAsItsCause) {
+  // The status that starts the restart: the sidecar lies terminated with the stall code, the
+  // trainer still runs; the next status shows every container killed for the restart.
+  nlohmann::json pod = nlohmann::json::parse(R"j({"metadata":{"name":"demo-1","annotations":{"nccl.dev/restarts-before-attempt":"0"}},
+    "status":{"phase":"Running",
+      "initContainerStatuses":[{"name":"nccl-sidecar","restartCount":0,"state":{"terminated":{"exitCode":86,"reason":"Error",
+          "message":"rank 5 sent no progress report for 30s (last step 7 at 2026-12-04T20:00:00Z)"}}}],
+      "containerStatuses":[{"name":"trainer","restartCount":0,"state":{"running":{}}}]}})j");
+  ObservedPod p = ObservePod(pod, "trainer");
+  EXPECT_TRUE(p.failed);
+  EXPECT_TRUE(p.stalled);
+  EXPECT_EQ(p.trainer_restarts, 0) << "its restart is to come";
+  EXPECT_EQ(p.failure_detail, "stalled: rank 5 sent no progress report for 30s (last step 7 at 2026-12-04T20:00:00Z)");
+}
+
+TEST(ObservePod, AStallOfAnEarlierAttemptIsNoFailureOfAPodMovedInPlace) {
+  // Its sidecar's last exit was the stall that ended attempt 1; the pod restarted once for it
+  // and runs attempt 2 (restarts-before-attempt 1).
+  nlohmann::json pod = nlohmann::json::parse(R"({"metadata":{"name":"demo-1","annotations":{"nccl.dev/restarts-before-attempt":"1"}},
+    "status":{"phase":"Running",
+      "initContainerStatuses":[{"name":"nccl-sidecar","restartCount":1,"state":{"running":{}},"lastState":{"terminated":{"exitCode":86}}}],
+      "containerStatuses":[{"name":"trainer","restartCount":1,"state":{"running":{}},"lastState":{"terminated":{"exitCode":137,"reason":"RestartingAllContainers"}}}]}})");
+  ObservedPod p = ObservePod(pod, "trainer");
+  EXPECT_FALSE(p.failed);
+  EXPECT_FALSE(p.stalled);
+}
+
+TEST(ObservePod, ReadsTheProgressAnnotation) {
+  nlohmann::json pod = nlohmann::json::parse(R"({"metadata":{"name":"demo-0","annotations":{"nccl.dev/progress":"{\"step\":3}"}}})");
+  EXPECT_EQ(ObservePod(pod, "trainer").progress, R"({"step":3})");
+}
+
+}  // namespace
+}  // namespace ncclop::observed

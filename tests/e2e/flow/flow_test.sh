@@ -163,11 +163,11 @@ YAML
 }
 # trainer_job <name> <failFastExitCodes> <shell script run as the trainer>; restart_strategy=S sets
 # failurePolicy.restartStrategy (unset: Auto, in place on testnode, which declares the feature);
-# gang_scheduling=G sets spec.gangScheduling.
+# gang_scheduling=G sets spec.gangScheduling; stall_timeout=N sets failurePolicy.stallTimeoutSeconds.
 trainer_job() {
   job_spec="  initTimeoutSeconds: 60${gang_scheduling:+
   gangScheduling: $gang_scheduling}
-  failurePolicy: {maxRestarts: 2, backoffSeconds: 1, failFastExitCodes: [$2]${restart_strategy:+, restartStrategy: $restart_strategy}}" \
+  failurePolicy: {maxRestarts: 2, backoffSeconds: 1, failFastExitCodes: [$2]${restart_strategy:+, restartStrategy: $restart_strategy}${stall_timeout:+, stallTimeoutSeconds: $stall_timeout}}" \
     nccl_job "$1" "[/bin/sh, -c, '$3']"
 }
 

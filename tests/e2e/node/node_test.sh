@@ -14,6 +14,10 @@
 #    In [85]): same UID and IP, emptyDir kept, init containers rerun, every restartCount 1 with the
 #    kubelet's lastState (137, RestartingAllContainers), AllContainersRestarting set and cleared,
 #    never Failed;
+#  - termination messages: a container's file at /dev/termination-log (a fresh one each start) gives
+#    state.terminated.message, kept in lastState across a sidecar's restart; the kubelet's size
+#    limits (4096 bytes a file, 12 KiB a pod); FallbackToLogsOnError takes the log's last 80 lines;
+#    a RestartAllContainers trigger's message is in the status that starts it;
 #  - deletion removes the pod at once; SIGTERM to the node removes its netns and bridge.
 # This node has its own name, bridge and subnet and does not schedule (pods name the node),
 # so it does not touch other tests' pods on the shared control plane.
@@ -246,6 +250,81 @@ wait_until 30 backoff_at 4s && pass "crash loop: back-off 4s (--restart-backoff-
 check "crash loop: waiting reason" "$(jp crashloop '{.status.containerStatuses[0].state.waiting.reason}')" CrashLoopBackOff
 check "crash loop: phase" "$(jp crashloop '{.status.phase}')" Running
 
+# ---- termination messages (tests/harness/node/README.md "What a pod gets"): a sidecar writes why it
+# exits 86 and restarts (the message stays in its lastState, the new start has an empty file); a
+# container writes one and exits 3; one writes 5000 bytes (its last 4096 kept, then the first
+# 12288/4 of those, 4 containers); FallbackToLogsOnError with nothing written takes the last 80
+# log lines.
+cat <<YAML | "$kubectl" -n "$ns" apply -f - >/dev/null
+apiVersion: v1
+kind: Pod
+metadata: {name: term-msg}
+spec:
+  nodeName: $node
+  restartPolicy: Never
+  terminationGracePeriodSeconds: 5
+  volumes:
+  - {name: scratch, emptyDir: {}}
+  - {name: release, hostPath: {path: $work/release}}
+  initContainers:
+  - name: sidecar
+    image: shell
+    restartPolicy: Always
+    command: [/bin/sh, -c]
+    args:
+    - |
+      echo run >> /mnt/scratch/sidecar-runs
+      echo "termination-log at start: \$(wc -c < /dev/termination-log) bytes"
+      if [ "\$(wc -l < /mnt/scratch/sidecar-runs)" -eq 1 ]; then
+        printf 'rank 1 stalled at step 7' > /dev/termination-log
+        exit 86
+      fi
+      while true; do sleep 0.2; done
+    volumeMounts: [{name: scratch, mountPath: /mnt/scratch}]
+  containers:
+  - name: writer
+    image: shell
+    command: [/bin/sh, -c, "while [ ! -e /release/term-msg-go ]; do sleep 0.1; done; printf 'NCCL timeout on rank 3' > /dev/termination-log; exit 3"]
+    volumeMounts: [{name: release, mountPath: /release}]
+  - name: long
+    image: shell
+    command: [/bin/sh, -c, "printf '%0904d' 0 | tr 0 a > /dev/termination-log; printf '%04096d' 0 | tr 0 b >> /dev/termination-log"]
+  - name: logs
+    image: shell
+    terminationMessagePolicy: FallbackToLogsOnError
+    command: [/bin/sh, -c, "seq 1 100 | sed 's/^/log line /'; exit 2"]
+YAML
+sidecar_restarted() {
+  [ "$(jp term-msg '{.status.initContainerStatuses[0].restartCount}')" = 1 ] &&
+    [ -n "$(jp term-msg '{.status.initContainerStatuses[0].state.running.startedAt}')" ]
+}
+wait_until 60 sidecar_restarted && pass "term-msg: the sidecar exited 86 and runs again" \
+  || fail "term-msg: sidecar $(jp term-msg '{.status.initContainerStatuses[0]}')"
+check "term-msg: the sidecar's message in lastState" \
+  "$(jp term-msg '{.status.initContainerStatuses[0].lastState.terminated.exitCode}:{.status.initContainerStatuses[0].lastState.terminated.message}')" \
+  "86:rank 1 stalled at step 7"
+sidecar_log_has() { "$kubectl" -n "$ns" logs term-msg -c sidecar | grep -qF "$1"; }
+wait_until 30 sidecar_log_has "termination-log at start:" || true
+check "term-msg: the restarted sidecar has an empty file of its own" \
+  "$("$kubectl" -n "$ns" logs term-msg -c sidecar)" "termination-log at start: 0 bytes"
+touch "$work/release/term-msg-go"  # writer exits 3
+"$kubectl" -n "$ns" wait --for=jsonpath='{.status.phase}'=Failed pod/term-msg --timeout=60s >/dev/null \
+  && pass "term-msg: Failed" || fail "term-msg phase $(jp term-msg '{.status.phase}')"
+tmsg() { jp term-msg "{.status.containerStatuses[?(@.name==\"$1\")].state.terminated.message}"; }
+check "term-msg: state.terminated.message of a container that exited 3" \
+  "$(jp term-msg '{.status.containerStatuses[?(@.name=="writer")].state.terminated.exitCode}'):$(tmsg writer)" "3:NCCL timeout on rank 3"
+long=$(tmsg long)
+check "term-msg: 5000 bytes written: the file's last 4096, cut to 12288/4" \
+  "${#long} $(printf %s "$long" | tr -d b | wc -c)" "3072 0"
+logs_msg=$(tmsg logs)
+check "term-msg: FallbackToLogsOnError: the last 80 log lines" \
+  "$(printf '%s\n' "$logs_msg" | wc -l) $(printf '%s\n' "$logs_msg" | head -1) $(printf '%s\n' "$logs_msg" | tail -1)" \
+  "80 log line 21 log line 100"
+check "term-msg: the sidecar's lastState kept once the pod ended" \
+  "$(jp term-msg '{.status.initContainerStatuses[0].lastState.terminated.message}')" "rank 1 stalled at step 7"
+check "term-msg: the sidecar stopped with an empty message" \
+  "$(jp term-msg '{.status.initContainerStatuses[0].state.terminated.exitCode}:{.status.initContainerStatuses[0].state.terminated.message}')" "143:"
+
 minor=$("$kubectl" get --raw /version | sed -n 's/.*"minor": *"\([0-9]*\).*/\1/p')
 restart_all_pods=""
 if [ "${minor:-0}" -lt 36 ]; then
@@ -254,10 +333,11 @@ else
   contains "Node declares RestartAllContainersOnContainerExits" \
     "$("$kubectl" get node "$node" -o jsonpath='{.status.declaredFeatures}')" RestartAllContainersOnContainerExits
   restart_all_pods="restart-all sidecar-exit"
-  # watch_pod <pod>: every status the pod goes through, one line each (phase, the condition, the main
-  # container's terminated exit code), into $work/<pod>.watch; started once the pod runs.
+  # watch_pod <pod>: every status the pod goes through, one line each (phase, the condition, the first
+  # main container's terminated exit code, the first init container's exit code and termination
+  # message), into $work/<pod>.watch; started once the pod runs.
   watch_pod() {
-    "$kubectl" -n "$ns" get pod "$1" -w -o jsonpath='{.status.phase} restarting={.status.conditions[?(@.type=="AllContainersRestarting")].status} exit={.status.containerStatuses[0].state.terminated.exitCode}{"\n"}' \
+    "$kubectl" -n "$ns" get pod "$1" -w -o jsonpath='{.status.phase} restarting={.status.conditions[?(@.type=="AllContainersRestarting")].status} exit={.status.containerStatuses[0].state.terminated.exitCode} init0={.status.initContainerStatuses[0].state.terminated.exitCode}:{.status.initContainerStatuses[0].state.terminated.message}{"\n"}' \
       >"$work/$1.watch" 2>&1 &
     watch_pids+=($!)
     wait_until 30 test -s "$work/$1.watch" || fail "$1: no watch output"
@@ -371,6 +451,7 @@ spec:
       echo run >> /mnt/scratch/watcher-runs
       if [ "\$(wc -l < /mnt/scratch/watcher-runs)" -eq 1 ]; then
         while [ ! -e /release/sidecar-exit-go ]; do sleep 0.1; done
+        printf 'stall seen' > /dev/termination-log
         exit 85
       fi
       while true; do sleep 0.2; done
@@ -393,13 +474,17 @@ YAML
     "watcher:137:RestartingAllContainers trainer:137:RestartingAllContainers "
   wait_until 30 logs_have sidecar-exit trainer trainer-runs || true
   check "sidecar-exit: the trainer ran again beside the emptyDir" "$("$kubectl" -n "$ns" logs sidecar-exit -c trainer)" trainer-runs=2
-  contains "sidecar-exit: the condition was set" "$(cat "$work/sidecar-exit.watch")" "restarting=True"
+  contains "sidecar-exit: the condition was set with the sidecar's exit 85 and its termination message" \
+    "$(cat "$work/sidecar-exit.watch")" "restarting=True exit= init0=85:stall seen"
+  check "sidecar-exit: the sidecar's lastState message is the kubelet's, not its own" \
+    "$(jp sidecar-exit '{.status.initContainerStatuses[0].lastState.terminated.message}')" \
+    "The container is removed because RestartAllContainers in place"
   check "sidecar-exit: never Failed or Succeeded" "$(grep -cE '^(Failed|Succeeded)' "$work/sidecar-exit.watch" || true)" 0
   check "sidecar-exit: phase" "$(jp sidecar-exit '{.status.phase}')" Running
 fi
 
 # shellcheck disable=SC2086 # restart_all_pods: names, split on purpose
-"$kubectl" -n "$ns" delete pod ok fails killed rule-restart crashloop $restart_all_pods --timeout=120s >/dev/null \
+"$kubectl" -n "$ns" delete pod ok fails killed rule-restart crashloop term-msg $restart_all_pods --timeout=120s >/dev/null \
   && pass "pods deleted" || fail "pod deletion"
 check "no pods left" "$("$kubectl" -n "$ns" get pods -o name)" ""
 

@@ -50,6 +50,7 @@ type container struct {
 	restartSeq   int  // a restart timer of an earlier sequence number is void
 	stopProbes   context.CancelFunc
 	logPath      string
+	termPath     string // host file of this start's termination message (termination.go)
 
 	resetSignalled bool // RestartAllContainers sent it SIGTERM
 	bumpOnReset    bool // RestartAllContainers found it running or terminated: restartCount+1
@@ -320,6 +321,7 @@ func (p *podRunner) handle(ctx context.Context, ev event) {
 		if ev.exitCode != 0 {
 			c.termReason = "Error"
 		}
+		c.termMessage = terminationMessage(&c.spec, ev.exitCode, c.termPath, c.logPath)
 		if c.stopProbes != nil {
 			c.stopProbes()
 		}
@@ -597,13 +599,23 @@ func (p *podRunner) startLocked(ctx context.Context, c *container) {
 		c.startedAt, c.finishedAt = time.Now(), time.Now()
 		go p.send(event{kind: evWake}) // let the loop advance past the failed container
 	}
+	logDir := filepath.Join(p.dir, c.spec.Name)
+	_ = os.MkdirAll(logDir, 0o755)
+	// A fresh file for this start's termination message; like a kubelet, a file that cannot be
+	// made leaves the container without one rather than failing it.
+	c.termPath = ""
+	if c.spec.TerminationMessagePath != "" {
+		if path, err := newTerminationFile(logDir); err != nil {
+			p.logf("container %s: termination message file: %v", c.spec.Name, err)
+		} else {
+			c.termPath = path
+		}
+	}
 	spec, err := p.agent.processSpec(ctx, p, c)
 	if err != nil {
 		fail("StartError", err)
 		return
 	}
-	logDir := filepath.Join(p.dir, c.spec.Name)
-	_ = os.MkdirAll(logDir, 0o755)
 	c.logPath = filepath.Join(logDir, strconv.Itoa(int(c.restartCount))+".log")
 	logFile, err := os.OpenFile(c.logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

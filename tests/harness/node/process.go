@@ -147,6 +147,10 @@ func (p *podRunner) mountsFor(c *container) ([]mount, error) {
 	if !hasSA && p.automount() && !p.mountsServiceAccount() {
 		out = append(out, mount{src: filepath.Join(p.dir, "volumes", "_serviceaccount"), dst: saMountPath, readOnly: true})
 	}
+	// Last, as a kubelet adds it: this start's termination message file (termination.go).
+	if c.termPath != "" && c.spec.TerminationMessagePath != "" {
+		out = append(out, mount{src: c.termPath, dst: c.spec.TerminationMessagePath})
+	}
 	return out, nil
 }
 

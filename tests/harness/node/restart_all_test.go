@@ -54,8 +54,8 @@ func restartingStatus(st v1.PodStatus) v1.ConditionStatus {
 // container run: the first status shows the exit and the condition True; the others are stopped
 // with SIGTERM, main containers first, and their stops trigger no rule (the second main container
 // would match its own rule with 143); then every container waits with restartCount 1 and the
-// kubelet's lastState (137, RestartingAllContainers), the condition is False, the pod Running and
-// still Initialized.
+// kubelet's lastState (137, RestartingAllContainers and its message, the trigger's termination
+// message gone), the condition is False, the pod Running and still Initialized.
 func TestRestartAllContainersStopsEveryContainerOnce(t *testing.T) {
 	ctx := context.Background()
 	allButZero := []v1.ContainerRestartRule{rule(restartAll, notIn, 0)}
@@ -63,7 +63,8 @@ func TestRestartAllContainersStopsEveryContainerOnce(t *testing.T) {
 		RestartPolicy:  v1.RestartPolicyNever,
 		InitContainers: []v1.Container{{Name: "init"}, {Name: "sidecar", RestartPolicy: policy(v1.ContainerRestartPolicyAlways)}},
 		Containers: []v1.Container{
-			{Name: "trainer", RestartPolicy: policy(v1.ContainerRestartPolicyNever), RestartPolicyRules: allButZero},
+			{Name: "trainer", RestartPolicy: policy(v1.ContainerRestartPolicyNever), RestartPolicyRules: allButZero,
+				TerminationMessagePath: "/dev/termination-log"},
 			{Name: "helper", RestartPolicy: policy(v1.ContainerRestartPolicyNever), RestartPolicyRules: allButZero},
 		},
 	}
@@ -71,7 +72,8 @@ func TestRestartAllContainersStopsEveryContainerOnce(t *testing.T) {
 	helperPid, helperExit := sleeper(t)
 	init := &container{spec: spec.InitContainers[0], kind: kindInit, everStarted: true, terminated: true, termReason: "Completed"}
 	sidecar := &container{spec: spec.InitContainers[1], kind: kindSidecar, everStarted: true, running: true, pid: sidecarPid, started: true, ready: true}
-	trainer := &container{spec: spec.Containers[0], kind: kindMain, everStarted: true, running: true, pid: 1 << 30}
+	trainer := &container{spec: spec.Containers[0], kind: kindMain, everStarted: true, running: true, pid: 1 << 30,
+		termPath: writeTemp(t, "termination", []byte("rank 3 stalled"))}
 	helper := &container{spec: spec.Containers[1], kind: kindMain, everStarted: true, running: true, pid: helperPid, started: true, ready: true}
 	p := &podRunner{agent: &agent{stateDir: t.TempDir(), restartAll: true}, phase: v1.PodRunning, initialized: true, everInitialized: true,
 		pod: &v1.Pod{Spec: spec}, containers: []*container{init, sidecar, trainer, helper},
@@ -84,7 +86,7 @@ func TestRestartAllContainersStopsEveryContainerOnce(t *testing.T) {
 	if restartingStatus(st) != v1.ConditionTrue || st.Phase != v1.PodRunning {
 		t.Fatalf("after the trigger: want AllContainersRestarting True and Running, got %s and %s", restartingStatus(st), st.Phase)
 	}
-	if term := findStatus(st.ContainerStatuses, "trainer").State.Terminated; term == nil || term.ExitCode != 3 {
+	if term := findStatus(st.ContainerStatuses, "trainer").State.Terminated; term == nil || term.ExitCode != 3 || term.Message != "rank 3 stalled" {
 		t.Fatalf("the trigger's exit is in the status that starts the restart: %+v", findStatus(st.ContainerStatuses, "trainer").State)
 	}
 	if findStatus(st.ContainerStatuses, "helper").State.Running == nil {
@@ -125,7 +127,8 @@ func TestRestartAllContainersStopsEveryContainerOnce(t *testing.T) {
 	}
 	for _, s := range append(st.InitContainerStatuses, st.ContainerStatuses...) {
 		last := s.LastTerminationState.Terminated
-		if s.RestartCount != 1 || last == nil || last.ExitCode != 137 || last.Reason != reasonRestartingAll ||
+		// The trigger's own message was in the status that started it only, as its exit code.
+		if s.RestartCount != 1 || last == nil || last.ExitCode != 137 || last.Reason != reasonRestartingAll || last.Message != messageRestartingAll ||
 			s.State.Waiting == nil || s.State.Waiting.Reason != reasonRestartingAll || s.Ready {
 			t.Errorf("container %s: want waiting RestartingAllContainers, restartCount 1, lastState 137 RestartingAllContainers; got %+v", s.Name, s)
 		}

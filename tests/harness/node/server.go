@@ -183,6 +183,7 @@ func (a *agent) debugHandler() http.Handler {
 			Running  bool   `json:"running"`
 			Restarts int32  `json:"restarts"`
 			Log      string `json:"log,omitempty"`
+			TermFile string `json:"terminationFile,omitempty"`
 		}
 		type pod struct {
 			Namespace  string `json:"namespace"`
@@ -200,7 +201,7 @@ func (a *agent) debugHandler() http.Handler {
 				p.IP = r.ip.String()
 			}
 			for _, c := range r.containers {
-				p.Containers = append(p.Containers, ctr{Name: c.spec.Name, Pid: c.pid, Running: c.running, Restarts: c.restartCount, Log: c.logPath})
+				p.Containers = append(p.Containers, ctr{Name: c.spec.Name, Pid: c.pid, Running: c.running, Restarts: c.restartCount, Log: c.logPath, TermFile: c.termPath})
 			}
 			r.mu.Unlock()
 			out = append(out, p)

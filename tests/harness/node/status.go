@@ -74,6 +74,7 @@ func (p *podRunner) status(prev v1.PodStatus, hostIP string) v1.PodStatus {
 			allReady = false
 		}
 	}
+	limitTerminationMessages(&p.pod.Spec, &st)
 	ending := p.phase == v1.PodSucceeded || p.phase == v1.PodFailed
 	notReadyReason := "ContainersNotReady"
 	if ending {
