@@ -25,6 +25,7 @@
 #include "progress_annotator.h"
 #include "progress_board.h"
 #include "progress_listener.h"
+#include "ras_poller.h"
 #include "served_attempt.h"
 #include "stall_watch.h"
 
@@ -111,29 +112,40 @@ std::optional<int64_t> AwaitAttemptToServe(const sidecar::Config& config, const 
 }
 
 // The trainers' progress reports (docs/contracts.md, "Progress"): received on the API's port,
-// shown on GET /v1/progress, watched for stalls when asked, and put on pod 0 by its sidecar.
+// shown on GET /v1/progress, watched for stalls when asked (on pod 0 with NCCL's health report
+// too), and put on pod 0 by its sidecar.
 struct Progress {
   Progress(const sidecar::Config& config, std::shared_ptr<kube::Client> client)
       : listener(board, config.world_size) {
     if (config.stall_timeout_seconds > 0) {
-      watch = std::make_unique<sidecar::StallWatch>(board, std::chrono::seconds(config.stall_timeout_seconds),
-                                                    [&config](const std::string& reason) { EndStalled(config, reason); });
+      const std::chrono::seconds timeout(config.stall_timeout_seconds);
+      sidecar::StallWatch::OtherReason nccl;
+      // NCCL's health report speaks for the whole job, so pod 0 alone asks (README, "NCCL's health report").
+      if (config.index == 0) {
+        ras = std::make_unique<sidecar::RasPoller>(sidecar::RasPollerOptions{.timeout = timeout});
+        nccl = [poller = ras.get()](std::chrono::steady_clock::time_point now) { return poller->Poll(now); };
+      }
+      watch = std::make_unique<sidecar::StallWatch>(
+          board, timeout, [&config](const std::string& reason) { EndStalled(config, reason); }, std::move(nccl));
     }
     if (client && config.index == 0) annotator = std::make_unique<sidecar::ProgressAnnotator>(client, config, board);
   }
   void Start() {
     listener.Start();
+    if (ras) ras->Start();
     if (watch) watch->Start();
     if (annotator) annotator->Start();
   }
   void Stop() {
     if (watch) watch->Stop();  // told to stop: a silence from now on is the stop's, not a stall
+    if (ras) ras->Stop();
     listener.Stop();
     if (annotator) annotator->Stop();
   }
 
   sidecar::ProgressBoard board;
   sidecar::ProgressListener listener;
+  std::unique_ptr<sidecar::RasPoller> ras;  // pod 0 with the stall watch
   std::unique_ptr<sidecar::StallWatch> watch;
   std::unique_ptr<sidecar::ProgressAnnotator> annotator;
 };

@@ -9,8 +9,9 @@
 
 namespace sidecar {
 
-StallWatch::StallWatch(const ProgressBoard& board, std::chrono::seconds timeout, OnStall on_stall)
-    : board_(board), timeout_(timeout), on_stall_(std::move(on_stall)) {}
+StallWatch::StallWatch(const ProgressBoard& board, std::chrono::seconds timeout, OnStall on_stall,
+                       OtherReason other)
+    : board_(board), timeout_(timeout), on_stall_(std::move(on_stall)), other_(std::move(other)) {}
 
 void StallWatch::Start() {
   thread_ = std::jthread([this](std::stop_token stop) { Run(stop); });
@@ -21,9 +22,16 @@ void StallWatch::Stop() { thread_ = std::jthread(); }  // the old thread is aske
 void StallWatch::Run(std::stop_token stop) {
   const std::chrono::milliseconds interval = StallCheckInterval(timeout_);
   while (kube::SleepFor(interval, stop)) {
-    std::vector<Stall> stalls = FindStalls(board_.Ranks(), std::chrono::steady_clock::now(), timeout_);
-    if (stalls.empty()) continue;
-    on_stall_(StallMessage(stalls));
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<Stall> stalls = FindStalls(board_.Ranks(), now, timeout_);
+    std::optional<std::string> reason;
+    if (!stalls.empty()) {
+      reason = StallMessage(stalls);
+    } else if (other_) {
+      reason = other_(now);
+    }
+    if (!reason) continue;
+    on_stall_(*reason);
     return;
   }
 }
