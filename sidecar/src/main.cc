@@ -3,9 +3,9 @@
 // attempt this pod serves (served_attempt.h), and exits when a later attempt starts.
 #include <malloc.h>
 
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <chrono>
 #include <memory>
 #include <optional>
 #include <string>
