@@ -19,6 +19,13 @@ std::vector<Stall> FindStalls(const std::vector<RankProgress>& ranks, std::chron
   return stalls;
 }
 
+bool AnyRankWatched(const std::vector<RankProgress>& ranks) {
+  for (const RankProgress& progress : ranks) {
+    if (!progress.report.done) return true;
+  }
+  return false;
+}
+
 std::string StallMessage(const std::vector<Stall>& stalls) {
   // Room kept for the count of what did not fit.
   constexpr size_t kTailRoom = 48;

@@ -25,6 +25,11 @@ struct Stall {
 std::vector<Stall> FindStalls(const std::vector<RankProgress>& ranks, std::chrono::steady_clock::time_point now,
                               std::chrono::seconds timeout);
 
+// Whether any rank is watched: it reported and has not said it is done. Another source's reason
+// (NCCL's health report) counts only then, so a trainer that never reports is never stalled and
+// one that finished is not called stalled by peers that exit after it.
+bool AnyRankWatched(const std::vector<RankProgress>& ranks);
+
 // "rank 3 sent no progress report for 62s (last step 1234 at 2026-12-04T20:00:00.000Z)", several
 // joined by "; ", at most kTerminationMessageMaxBytes (ranks that do not fit are counted at the end).
 std::string StallMessage(const std::vector<Stall>& stalls);

@@ -23,11 +23,12 @@ void StallWatch::Run(std::stop_token stop) {
   const std::chrono::milliseconds interval = StallCheckInterval(timeout_);
   while (kube::SleepFor(interval, stop)) {
     const auto now = std::chrono::steady_clock::now();
-    std::vector<Stall> stalls = FindStalls(board_.Ranks(), now, timeout_);
+    const std::vector<RankProgress> ranks = board_.Ranks();
+    std::vector<Stall> stalls = FindStalls(ranks, now, timeout_);
     std::optional<std::string> reason;
     if (!stalls.empty()) {
       reason = StallMessage(stalls);
-    } else if (other_) {
+    } else if (other_ && AnyRankWatched(ranks)) {
       reason = other_(now);
     }
     if (!reason) continue;

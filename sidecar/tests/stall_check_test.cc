@@ -36,6 +36,12 @@ TEST(StallCheck, NeitherDoneRanksNorRanksThatNeverReportedStall) {
   EXPECT_TRUE(FindStalls({Progress(0, 10, 0, /*done=*/true)}, kStart + seconds(1000), seconds(1)).empty());
 }
 
+TEST(StallCheck, NcclsReasonsCountOnlyWhileARankIsWatched) {
+  EXPECT_FALSE(AnyRankWatched({})) << "no rank reported";
+  EXPECT_FALSE(AnyRankWatched({Progress(0, 10, 0, /*done=*/true), Progress(1, 10, 0, /*done=*/true)}));
+  EXPECT_TRUE(AnyRankWatched({Progress(0, 10, 0, /*done=*/true), Progress(1, 10, 0)}));
+}
+
 TEST(StallCheck, TheMessageNamesEachRankItsSilenceAndItsLastStep) {
   std::vector<Stall> stalls = FindStalls({Progress(3, 1234, 0), Progress(5, 7, 1)}, kStart + seconds(62), seconds(60));
   EXPECT_EQ(StallMessage(stalls),

@@ -34,6 +34,9 @@ TEST(StallWatch, ASilentRankIsReportedOnce) {
 
 TEST(StallWatch, AnotherSourcesReasonCountsWhenNoRankStalled) {
   ProgressBoard board;
+  ProgressReport report;
+  report.rank = 0;
+  board.Record(report, {std::chrono::steady_clock::now() + seconds(60), std::chrono::system_clock::now()});
   std::promise<std::string> reason;
   StallWatch watch(board, seconds(1), [&](const std::string& message) { reason.set_value(message); },
                    [](std::chrono::steady_clock::time_point) -> std::optional<std::string> { return "NCCL RAS: dead"; });
