@@ -14,7 +14,7 @@ trap '"$root/tests/harness/controlplane/controlplane.sh" down --dir "$dir" >/dev
 # shellcheck disable=SC1091
 source "$dir/env"
 k() { "$CONTROLPLANE_BIN/kubectl" "$@"; }
-k apply -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
+k apply --server-side --force-conflicts -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
 k wait --for condition=established crd/nccljobs.nccl.dev --timeout=60s >/dev/null
 k apply -f "$root/deploy/examples/ncclJob.yaml" >/dev/null
 uid=$(k get nccljob demo -o jsonpath='{.metadata.uid}')

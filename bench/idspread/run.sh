@@ -58,7 +58,7 @@ CONTROLPLANE_APISERVER_FLAGS="--max-requests-inflight=3000 --max-mutating-reques
 # shellcheck source=/dev/null
 source "$cp_dir/env"
 kc() { "$CONTROLPLANE_BIN/kubectl" --kubeconfig "$cp_dir/kubeconfig" "$@"; }
-kc apply -f "$repo/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
+kc apply --server-side --force-conflicts -f "$repo/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
 kc wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s >/dev/null
 "$operator" --kubeconfig "$cp_dir/kubeconfig" --metrics-bind-address=0 --health-probe-bind-address=0 \
   --log-format=json >"$work/operator.log" 2>&1 &

@@ -54,7 +54,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-k apply -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
+k apply --server-side --force-conflicts -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
 k apply --server-side -f "$jobset_dir/crds/" >/dev/null
 k wait --for=condition=Established crd/nccljobs.nccl.dev crd/jobsets.jobset.x-k8s.io --timeout=60s >/dev/null
 

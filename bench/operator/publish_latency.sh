@@ -29,7 +29,7 @@ cleanup() {
   rm -f "$log"
 }
 trap cleanup EXIT
-k apply -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
+k apply --server-side --force-conflicts -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
 k create namespace "$ns" >/dev/null
 "$op" --kubeconfig "$cp_dir/kubeconfig" --namespace "$ns" --metrics-bind-address=127.0.0.1:0 \
   --health-probe-bind-address=127.0.0.1:0 --log-level=info >"$log" 2>&1 &

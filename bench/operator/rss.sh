@@ -41,7 +41,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-k apply -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
+k apply --server-side --force-conflicts -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
 k wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s >/dev/null
 k create namespace "$ns" >/dev/null
 

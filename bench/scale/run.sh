@@ -140,7 +140,7 @@ t0=$(date +%s)
 python3 "$here/scale.py" nodes --controlplane "$cp_dir" --nodes "$nodes"
 wait_until 300 "$nodes nodes Ready (KWOK: $work/kwok.log)" ready_nodes || { tail -20 "$work/kwok.log" >&2; exit 1; }
 log "$nodes fake nodes Ready in $(( $(date +%s) - t0 )) s"
-k apply -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
+k apply --server-side --force-conflicts -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
 crds=(crd/nccljobs.nccl.dev)
 if [ -n "$jobset_dir" ]; then
   k apply --server-side -f "$jobset_dir/crds/" >/dev/null

@@ -109,6 +109,13 @@ Result<Response> Client::Request(std::string_view method, std::string_view path_
       opts.on_response(method, http.transport.ok() ? http.code : 0,
                        std::chrono::duration<double>(Clock::now() - sent).count());
     }
+    if (call.warnings != nullptr) {  // a retry's answer says the same: each text once
+      for (const std::string& text : http.warnings) {
+        if (std::find(call.warnings->begin(), call.warnings->end(), text) == call.warnings->end()) {
+          call.warnings->push_back(text);
+        }
+      }
+    }
 
     Status status;
     if (!http.transport.ok()) {
@@ -118,7 +125,7 @@ Result<Response> Client::Request(std::string_view method, std::string_view path_
       if (deadline_binds && left() < std::chrono::milliseconds(50)) return timed_out();
       status = http.transport;
     } else if (http.code >= 200 && http.code < 300) {
-      return Response{http.code, std::move(http.body), std::move(http.content_type)};
+      return Response{http.code, std::move(http.body), std::move(http.content_type), std::move(http.warnings)};
     } else {
       status = Status::FromResponse(http.code, http.body);
       if (http.retry_after_seconds > 0) status.set_retry_after_seconds(http.retry_after_seconds);
@@ -195,6 +202,10 @@ Result<ListResult> Client::List(const Resource& r, std::string_view ns, const Li
 
 Result<Json> Client::Create(const Resource& r, std::string_view ns, const Json& object) {
   return ToJson(Request("POST", CollectionPath(r, ns), object.dump(), "application/json"));
+}
+
+Result<Json> Client::Create(const Resource& r, std::string_view ns, const Json& object, const CallOptions& call) {
+  return ToJson(Request("POST", CollectionPath(r, ns), object.dump(), "application/json", call));
 }
 
 Result<Json> Client::Update(const Resource& r, std::string_view ns, const Json& object) {

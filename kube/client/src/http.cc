@@ -2,10 +2,13 @@
 
 #include <curl/curl.h>
 
+#include <algorithm>
+#include <cctype>
 #include <fstream>
 #include <mutex>
 #include <sstream>
 
+#include "kube/warning.h"
 #include "logging/log.h"
 #include "read_file.h"
 
@@ -30,6 +33,26 @@ struct Transfer {
   bool success = false;  // 2xx
   bool aborted_by_handler = false;
 };
+
+// Collects the final answer's Warning headers; a status line (an interim 100 Continue, a
+// redirect) starts over.
+size_t OnHeader(char* data, size_t size, size_t n, void* user) {
+  auto* t = static_cast<Transfer*>(user);
+  const size_t len = size * n;
+  std::string_view line(data, len);
+  while (!line.empty() && (line.back() == '\n' || line.back() == '\r')) line.remove_suffix(1);
+  constexpr std::string_view kName = "warning:";
+  if (line.starts_with("HTTP/")) {
+    t->result->warnings.clear();
+  } else if (line.size() > kName.size() &&
+             std::equal(kName.begin(), kName.end(), line.begin(),
+                        [](char a, char b) { return a == std::tolower(static_cast<unsigned char>(b)); })) {
+    for (std::string& text : ParseWarningHeader(line.substr(kName.size()))) {
+      t->result->warnings.push_back(std::move(text));
+    }
+  }
+  return len;
+}
 
 size_t OnWrite(char* data, size_t size, size_t n, void* user) {
   auto* t = static_cast<Transfer*>(user);
@@ -198,6 +221,8 @@ void HttpTransport::SetTransfer(void* handle, const HttpRequest& request, void* 
   curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, 15L);
   curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, OnWrite);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, transfer);
+  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, OnHeader);
+  curl_easy_setopt(curl, CURLOPT_HEADERDATA, transfer);
   curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
   curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, OnProgress);
   curl_easy_setopt(curl, CURLOPT_XFERINFODATA, transfer);

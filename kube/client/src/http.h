@@ -39,6 +39,7 @@ struct HttpResult {
   std::string body;  // whole body, or the error body of a non-2xx streaming answer
   std::string content_type;
   int retry_after_seconds = 0;
+  std::vector<std::string> warnings;  // the texts of the answer's Warning headers (kube/warning.h)
 };
 
 class HttpTransport {

@@ -91,6 +91,14 @@ bool JobMemory::PriorityClassFound(const std::string& key) {
   return true;
 }
 
+bool JobMemory::FirstApiWarning(const api::NcclJob& job, const std::string& text) {
+  std::lock_guard<std::mutex> lock(mu_);
+  ApiWarnings& warned = jobs_[observed::JobKey(job.namespace_, job.name)].api_warnings;
+  if (warned.uid != job.uid) warned = ApiWarnings{job.uid, {}};
+  if (warned.texts.size() >= kMaxApiWarnings) return false;
+  return warned.texts.insert(text).second;
+}
+
 void JobMemory::Forget(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   jobs_.erase(key);

@@ -4,7 +4,8 @@
 //     reconcile, and the last change of one of them (ChildChanged) not yet looked at;
 //   - the verdict that the job's pods cannot be created (policy/pod_refusal.h), and since when
 //     creates of its current attempt have been refused as Forbidden;
-//   - the priority class its Kueue Workload needs that did not exist when last read.
+//   - the priority class its Kueue Workload needs that did not exist when last read;
+//   - the API server's warnings on its pod creates already reported (one event per text).
 // One lock for all of it; Forget(job) drops all of it once the job is gone. A restart forgets
 // everything and learns it again (a child made sure of again, a create refused again, a class
 // read again). Decide reads its part through Recall (policy::Remembered), never this object.
@@ -15,6 +16,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 
 #include "api/nccl_job.h"
@@ -57,6 +59,12 @@ class JobMemory {
   // It exists now; true when one was remembered missing.
   bool PriorityClassFound(const std::string& key);
 
+  // A warning the API server gave on creating the job's pods; true the first time for the job's
+  // UID, so each text is reported once however many pods and attempts repeat it. At most
+  // kMaxApiWarnings texts are kept per job: past that, nothing is news.
+  static constexpr std::size_t kMaxApiWarnings = 32;
+  bool FirstApiWarning(const api::NcclJob& job, const std::string& text);
+
   // The job is gone.
   void Forget(const std::string& key);
 
@@ -75,12 +83,17 @@ class JobMemory {
     std::string uid;
     std::string message;
   };
+  struct ApiWarnings {
+    std::string uid;
+    std::set<std::string> texts;
+  };
   struct Job {
     std::optional<std::string> children_ensured_for;  // the job UID
     std::uint64_t child_change = 0;                   // 0: none since they were made sure of
     std::optional<Rejection> rejection;
     std::optional<FirstForbidden> forbidden;
     std::optional<MissingClass> missing_class;
+    ApiWarnings api_warnings;
   };
   policy::PodCreateVerdict VerdictLocked(const std::string& key, const api::NcclJob& job);  // holds mu_
 

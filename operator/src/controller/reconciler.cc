@@ -323,6 +323,17 @@ bool KeptRestartRules(const Json& created) {
   return false;
 }
 
+// What the API server warned of when it took the pods (a deprecated label or annotation, a
+// field it dropped): the template's author should hear it, once per job rather than per pod or
+// attempt, since every pod and attempt comes from the same template.
+void Reconciler::ReportApiWarnings(const api::NcclJob& job, const std::vector<std::string>& warnings) {
+  for (const std::string& text : warnings) {
+    if (memory_.FirstApiWarning(job, text)) {
+      events_.Record(job, {"Warning", "APIWarning", "the API server warned when the job's pods were created: " + text});
+    }
+  }
+}
+
 kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan& plan) {
   // Creates are independent and each is one round trip, so they overlap; the bound keeps the
   // API server's mutating in-flight limit and the client's idle connection pool in mind. The
@@ -334,6 +345,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   const bool gang = UsesGang(job);
   std::mutex mu;
   std::vector<policy::FailedCreate> failures;  // in the order they happened; guarded by mu
+  std::vector<std::string> warnings;            // the API server's, each text once; guarded by mu
   std::atomic<bool> rules_dropped = false;
   const bool auto_strategy = job.spec.failure_policy.restart_strategy == api::RestartStrategy::kAuto;
   InParallel(indices.size(), kPodCallsInFlight, [&](std::size_t i) {
@@ -341,7 +353,14 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_, plan.create_in_place);
     if (gang) desired::JoinGang(caches_.gang_api, pod, job, plan.status.attempt);
     desired::ApplyFlavors(pod, *flavors);
-    auto created = client_->Create(res::kPods, job.namespace_, pod);
+    std::vector<std::string> warned;
+    auto created = client_->Create(res::kPods, job.namespace_, pod, kube::CallOptions{.warnings = &warned});
+    if (!warned.empty()) {
+      std::lock_guard<std::mutex> lock(mu);
+      for (std::string& text : warned) {
+        if (std::find(warnings.begin(), warnings.end(), text) == warnings.end()) warnings.push_back(std::move(text));
+      }
+    }
     if (created.ok() && plan.create_in_place && !KeptRestartRules(*created)) {
       // Its sidecar would leave for the next attempt without its trainer: the pod must go.
       rules_dropped = true;
@@ -360,6 +379,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     failures.push_back({index, created.status()});
     return !policy::IsRefusal(created.status());  // every other pod would be refused the same way: stop
   });
+  ReportApiWarnings(job, warnings);
   if (rules_dropped && auto_strategy) {
     // Auto asked for it because the nodes declare the feature; the API server does not serve it.
     if (!in_place_refused_.exchange(true)) {

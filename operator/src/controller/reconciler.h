@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "controller/events.h"
 #include "controller/job_memory.h"
@@ -55,6 +56,8 @@ class Reconciler {
   // The first refusal or error (policy::SummarizeCreates); remembers the verdict that fails
   // the job (JobMemory::RememberVerdict) or records the PodCreateFailed event.
   kube::Status CreatePods(const api::NcclJob& job, const policy::Plan& plan);
+  // One APIWarning event per text the API server warned of on the job's pod creates.
+  void ReportApiWarnings(const api::NcclJob& job, const std::vector<std::string>& warnings);
   ReconcileResult DeleteFinishedJob(const api::NcclJob& job);
   // Native gang scheduling (controller/gang_workload.cc).
   bool UsesGang(const api::NcclJob& job) const;

@@ -125,6 +125,9 @@ TEST(SpecFields, StateWhatTheCrdStatesForEveryBoundedDefaultedOrEnumField) {
   const std::map<std::string, Json> table = TableConstraints();
   for (const auto& [path, stated] : crd) {
     auto row = table.find(path);
+    // The pod template is Kubernetes' PodTemplateSpec (deploy/crd/gen): its enums and defaults
+    // are the API server's; the table holds only what the operator adds there.
+    if (row == table.end() && path.starts_with("template.")) continue;
     if (row == table.end()) {
       ADD_FAILURE() << "spec." << path << " has " << stated.dump() << " in the CRD but no row in api/spec_fields.h";
     } else {

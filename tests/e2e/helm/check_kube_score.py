@@ -111,7 +111,7 @@ def main():
         findings += [("chart " + (" ".join(sets) or "defaults"), f) for f in kube_score(binary, chart_manifests(helm, *sets))]
 
     ns = f"kube-score-{os.getpid()}"
-    run(kubectl, "apply", "-f", str(ROOT / "deploy/crd/nccl.dev_nccljobs.yaml"))
+    run(kubectl, "apply", "--server-side", "--force-conflicts", "-f", str(ROOT / "deploy/crd/nccl.dev_nccljobs.yaml"))
     run(kubectl, "create", "namespace", ns)
     log = tempfile.NamedTemporaryFile("w+", suffix=".log", delete=False)
     operator = subprocess.Popen([os.environ["NCCLOP_OPERATOR_BIN"], "--kubeconfig=" + os.environ["KUBECONFIG"],

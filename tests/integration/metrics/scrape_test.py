@@ -73,7 +73,7 @@ def main():
     os.environ["KUBECONFIG"] = os.environ["NCCLOP_TEST_KUBECONFIG"]
     parse = import_parser()
     ns = f"metrics-{os.getpid()}"
-    kubectl("apply", "-f", os.environ["NCCLOP_CRD_FILE"])
+    kubectl("apply", "--server-side", "--force-conflicts", "-f", os.environ["NCCLOP_CRD_FILE"])
     kubectl("create", "namespace", ns)
     work = tempfile.mkdtemp(prefix="ncclop-metrics-")
     log_path = os.path.join(work, "operator.log")

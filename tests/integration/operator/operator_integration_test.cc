@@ -107,7 +107,7 @@ void RunInPlace(const std::string& ns, const std::string& name, int restarts, in
 class OperatorTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    auto r = RunKubectl(std::string("apply -f ") + NCCLOP_CRD_FILE);
+    auto r = RunKubectl(std::string("apply --server-side --force-conflicts -f ") + NCCLOP_CRD_FILE);
     ASSERT_EQ(r.exit_code, 0) << r.output;
     r = RunKubectl("wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s");
     ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -380,7 +380,8 @@ TEST_F(OperatorTest, AnAttemptRestartedInPlaceKeepsItsPodsAndPublishesOnlyOnceEv
 
 TEST_F(OperatorTest, APodTheApiServerRefusesAsMalformedFailsTheJobWithItsMessage) {
   StartOperator();
-  // Passes the CRD (the template is preserved as is) but not the API server's pod validation.
+  // Passes the CRD's schema (a volumeMount of no volume is for the pod's validation to find) but not the
+  // API server's pod validation.
   const std::string yaml =
       "apiVersion: nccl.dev/v1alpha1\nkind: NcclJob\nmetadata:\n  name: badtpl\nspec:\n  replicas: 3\n"
       "  template:\n    spec:\n      containers:\n      - name: trainer\n        image: trainer:1\n"

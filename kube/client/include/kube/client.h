@@ -106,12 +106,17 @@ struct CallOptions {
   // Cancels the request in flight and any retry wait (reason "Cancelled").
   std::stop_token stop;
   bool retry = true;
+  // When set, receives the API server's warnings on the call (its Warning headers' texts:
+  // a deprecated field, an unknown field dropped, an admission policy's words), each once,
+  // whether the call succeeds or fails.
+  std::vector<std::string>* warnings = nullptr;
 };
 
 struct Response {
   long code = 0;
   std::string body;
   std::string content_type;
+  std::vector<std::string> warnings;  // the answer's Warning headers' texts (kube/warning.h)
 };
 
 class Client {
@@ -126,6 +131,8 @@ class Client {
   Result<Json> Get(const Resource& r, std::string_view ns, std::string_view name);
   Result<ListResult> List(const Resource& r, std::string_view ns, const ListOptions& options = {});
   Result<Json> Create(const Resource& r, std::string_view ns, const Json& object);
+  // The same with per-call options (CallOptions::warnings: what the API server warned of).
+  Result<Json> Create(const Resource& r, std::string_view ns, const Json& object, const CallOptions& call);
   // Replaces the object named by object.metadata.name; object.metadata.resourceVersion makes
   // it conditional (a stale one gives IsConflict()).
   Result<Json> Update(const Resource& r, std::string_view ns, const Json& object);

@@ -1,0 +1,36 @@
+#include "controller/job_memory.h"
+
+#include <gtest/gtest.h>
+
+#include "test_jobs.h"
+
+namespace ncclop::controller {
+namespace {
+
+TEST(JobMemory, EachApiWarningIsNewsOncePerJob) {
+  JobMemory memory;
+  api::NcclJob job = testing::Job();
+  EXPECT_TRUE(memory.FirstApiWarning(job, "spec.nodeSelector[beta.kubernetes.io/os]: deprecated"));
+  EXPECT_FALSE(memory.FirstApiWarning(job, "spec.nodeSelector[beta.kubernetes.io/os]: deprecated"))
+      << "another pod or attempt of the same job";
+  EXPECT_TRUE(memory.FirstApiWarning(job, "another text"));
+
+  api::NcclJob again = job;  // deleted and created under the same name
+  again.uid = "uid-2";
+  EXPECT_TRUE(memory.FirstApiWarning(again, "another text"));
+
+  memory.Forget("ml/demo");
+  EXPECT_TRUE(memory.FirstApiWarning(again, "another text"));
+}
+
+TEST(JobMemory, ApiWarningsRememberedPerJobAreBounded) {
+  JobMemory memory;
+  api::NcclJob job = testing::Job();
+  for (std::size_t i = 0; i < JobMemory::kMaxApiWarnings; ++i) {
+    EXPECT_TRUE(memory.FirstApiWarning(job, "warning " + std::to_string(i)));
+  }
+  EXPECT_FALSE(memory.FirstApiWarning(job, "one too many")) << "no more events for this job";
+}
+
+}  // namespace
+}  // namespace ncclop::controller
