@@ -20,7 +20,7 @@ from .net_probe import configure_socket_ifname, default_route_interface, list_in
 from .socket_ifname import IfnameChoice, InterfaceAddress, choose_socket_ifname
 from .unique_id import UNIQUE_ID_BYTES, BootstrapAddress, address_id, as_id_bytes, bootstrap_address
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the release version (VERSION at the repository root; tests/version checks the copy)
 
 __all__ = [
     "BootstrapAddress", "DeadlineExceededError", "IfnameChoice", "InterfaceAddress", "InvalidArgumentError",
