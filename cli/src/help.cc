@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "cli/program.h"
+#include "contract/release_version.h"
 
 namespace cli {
 namespace {
@@ -10,6 +11,7 @@ constexpr std::size_t kWidth = 100;
 // Flags spelled longer than this put their help on the next line, so one long name does not
 // push every help text to the right.
 constexpr std::size_t kLongestInline = 32;
+constexpr const char* kVersionHelp = "print the program's name and version, then exit";
 
 std::string Spelling(const Flag& flag) {
   return "--" + flag.name + (flag.is_switch ? "" : "=" + flag.placeholder);
@@ -80,6 +82,7 @@ std::string HelpText(const Program& program) {
     row(Spelling(flag), flag.help + (details.empty() ? "" : " " + details));
   }
   row("-h, --help", "this text");
+  row("--version", kVersionHelp);
   if (!program.epilogue.empty()) text += "\n" + program.epilogue;
   if (!text.ends_with('\n')) text += '\n';
   return text;
@@ -94,7 +97,12 @@ std::string MarkdownTable(const Program& program) {
     table += "| `" + MarkdownCell(Spelling(flag)) + "` | " + MarkdownCell(shown) + " | " + MarkdownCell(meaning) + " |\n";
   }
   table += "| `-h`, `--help` |  | this text |\n";
+  table += std::string("| `--version` |  | ") + kVersionHelp + " |\n";
   return table;
+}
+
+std::string VersionText(const Program& program) {
+  return program.name + " " + std::string(contract::kReleaseVersion) + "\n";
 }
 
 }  // namespace cli

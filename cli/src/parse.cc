@@ -17,6 +17,12 @@ ParseOutcome HelpWanted() {
   return help;
 }
 
+ParseOutcome VersionWanted() {
+  ParseOutcome version;
+  version.version = true;
+  return version;
+}
+
 const Flag* Find(const Program& program, const std::string& name) {
   auto it = std::find_if(program.flags.begin(), program.flags.end(), [&](const Flag& f) { return f.name == name; });
   return it == program.flags.end() ? nullptr : &*it;
@@ -28,6 +34,7 @@ ParseOutcome Parse(const Program& program, const std::vector<std::string>& args)
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& arg = args[i];
     if (arg == "-h" || arg == "--help") return HelpWanted();
+    if (arg == "--version") return VersionWanted();
     if (!arg.starts_with("--")) return Refuse(program, "unexpected argument \"" + arg + "\"");
     std::string name = arg.substr(2);
     std::string value;

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "cli/program.h"
+#include "contract/release_version.h"
 
 namespace cli {
 namespace {
@@ -40,6 +41,7 @@ TEST(HelpText, EveryFlagWithItsDefaultThenTheEpilogue) {
             "  --a-very-long-flag-name-for-the-policy=P\n"
             "                                    a policy (Always or empty; default Always)\n"
             "  -h, --help                        this text\n"
+            "  --version                         print the program's name and version, then exit\n"
             "\n"
             "SIGTERM: exit 0.\n");
 }
@@ -64,7 +66,14 @@ TEST(MarkdownTable, OneRowPerFlagWithPipesEscaped) {
             "| `--workers=N` | `4` | workers at once (a number from 1 to 64) |\n"
             "| `--a-very-long-flag-name-for-the-policy=P` | `Always` | a policy (Always or empty) |\n"
             "| `--format=text\\|json` | `Always` | log format (text or json) |\n"
-            "| `-h`, `--help` |  | this text |\n");
+            "| `-h`, `--help` |  | this text |\n"
+            "| `--version` |  | print the program's name and version, then exit |\n");
+}
+
+TEST(VersionText, TheNameAndTheReleaseVersionOnOneLine) {
+  Settings s;
+  EXPECT_EQ(VersionText(Table(&s)), "prog " + std::string(contract::kReleaseVersion) + "\n");
+  EXPECT_FALSE(contract::kReleaseVersion.empty());
 }
 
 TEST(Wrap, BreaksBetweenWordsAndIndentsTheRest) {

@@ -65,6 +65,18 @@ TEST(Parse, HelpStopsParsing) {
   EXPECT_FALSE(error_first.ok());
 }
 
+TEST(Parse, VersionStopsParsing) {
+  Settings s;
+  ParseOutcome version = ParseInto(&s, {"--version", "--bogus"});
+  EXPECT_TRUE(version.version);
+  EXPECT_FALSE(version.help);
+  EXPECT_TRUE(version.ok());
+  EXPECT_FALSE(ParseInto(&s, {}).version);
+  EXPECT_TRUE(ParseInto(&s, {"--help", "--version"}).help) << "the first of the two wins";
+  EXPECT_FALSE(ParseInto(&s, {"--bogus", "--version"}).ok());
+  EXPECT_EQ(ParseInto(&s, {"--version=1"}).error, "unknown flag --version (see prog --help)");
+}
+
 TEST(Parse, ErrorsNameTheFlagWhatItTakesAndWhatItGot) {
   Settings s;
   EXPECT_EQ(ParseInto(&s, {"--workers=0"}).error, "--workers must be a number from 1 to 64, got \"0\" (see prog --help)");

@@ -59,6 +59,9 @@ cli::Program CommandLine(Flags* f) {
               cli::IntInRange("gang-api-recheck-seconds", &f->gang_api_recheck_seconds, 0, 86400,
                               "how often to ask again which scheduling.k8s.io gang API is served; on a change "
                               "the operator exits 1 so that its restart follows it; 0: never"),
+              cli::Text("check-url", &f->check_url, "URL",
+                        "GET URL (plain HTTP) once instead of running the operator, print the status code and "
+                        "exit 0 on a 2xx answer, else 1; for the chart's helm test, as the image has no shell"),
           },
       .epilogue = "The sidecar's limits are set by default so its pods fit a ResourceQuota that demands limits.\n"
                   "\n"
@@ -71,11 +74,17 @@ std::string HelpText() {
   return cli::HelpText(CommandLine(&defaults));
 }
 
+std::string VersionText() {
+  Flags defaults;
+  return cli::VersionText(CommandLine(&defaults));
+}
+
 kube::Result<Flags> ParseFlags(const std::vector<std::string>& args) {
   Flags f;
   cli::ParseOutcome outcome = cli::Parse(CommandLine(&f), args);
   if (!outcome.ok()) return kube::Status::Local("InvalidFlag", outcome.error);
   f.help = outcome.help;
+  f.version = outcome.version;
   return f;
 }
 

@@ -26,7 +26,9 @@ struct Flags {
   logging::Level log_level = logging::Level::kInfo;
   int concurrency = 4;
   int gang_api_recheck_seconds = 60;
+  std::string check_url;  // not empty: GET it and exit instead of running the operator
   bool help = false;
+  bool version = false;
 };
 
 // The flag table; its rows write into *flags.
@@ -34,5 +36,6 @@ cli::Program CommandLine(Flags* flags);
 
 kube::Result<Flags> ParseFlags(const std::vector<std::string>& args);
 std::string HelpText();
+std::string VersionText();
 
 }  // namespace ncclop

@@ -11,9 +11,25 @@
 #include <thread>
 
 #include "flags.h"
+#include "http/check_url.h"
 #include "kube/config.h"
 #include "logging/log.h"
 #include "manager/manager.h"
+
+namespace {
+
+// --check-url: the status code on stdout, exit 0 only for a 2xx answer.
+int CheckUrl(const std::string& url) {
+  auto answer = ncclop::http::Get(url, std::chrono::seconds(10));
+  if (!answer.ok()) {
+    std::cerr << "nccl-operator: " << answer.status().ToString() << "\n";
+    return 1;
+  }
+  std::cout << "GET " << url << ": " << answer->code << "\n";
+  return answer->code / 100 == 2 ? 0 : 1;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   // glibc gives each busy thread its own malloc arena (up to 8 per core); freed JSON of one
@@ -30,6 +46,11 @@ int main(int argc, char** argv) {
     std::cout << ncclop::HelpText();
     return 0;
   }
+  if (flags->version) {
+    std::cout << ncclop::VersionText();
+    return 0;
+  }
+  if (!flags->check_url.empty()) return CheckUrl(flags->check_url);
   logging::Configure(flags->log_format, flags->log_level);
 
   // Signals are taken by one thread with sigwait; every other thread inherits the block.

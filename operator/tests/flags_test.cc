@@ -2,13 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "contract/release_version.h"
+
 namespace ncclop {
 namespace {
 
 TEST(Flags, Defaults) {
   auto f = ParseFlags({});
   ASSERT_TRUE(f.ok());
-  EXPECT_EQ(f->pod.sidecar_image, "nccl-sidecar:0.1.0");
+  EXPECT_EQ(f->pod.sidecar_image, "nccl-sidecar:" + std::string(contract::kReleaseVersion)) << "this release's sidecar";
   EXPECT_EQ(f->pod.sidecar_image_pull_policy, "Always");
   EXPECT_EQ(f->pod.sidecar_resources.cpu_limit, "500m");
   EXPECT_EQ(f->pod.sidecar_resources.memory_limit, "64Mi");
@@ -56,12 +58,20 @@ TEST(Flags, ErrorsSayWhatIsWrong) {
   EXPECT_NE(ParseFlags({"--namespace"}).status().message().find("needs a value"), std::string::npos);
 }
 
+TEST(Flags, VersionIsTheProgramAndTheReleaseVersion) {
+  auto f = ParseFlags({"--version"});
+  ASSERT_TRUE(f.ok());
+  EXPECT_TRUE(f->version);
+  EXPECT_FALSE(f->help);
+  EXPECT_EQ(VersionText(), "nccl-operator " + std::string(contract::kReleaseVersion) + "\n");
+}
+
 TEST(Flags, HelpMentionsEveryFlag) {
   for (const char* flag : {"--kubeconfig", "--namespace", "--leader-elect", "--metrics-bind-address",
                            "--health-probe-bind-address", "--sidecar-image", "--log-format", "--log-level",
                            "--concurrency", "--sidecar-image-pull-policy", "--sidecar-cpu-request",
                            "--sidecar-memory-request", "--sidecar-cpu-limit", "--sidecar-memory-limit",
-                           "--sidecar-ephemeral-storage-request", "--sidecar-ephemeral-storage-limit"}) {
+                           "--sidecar-ephemeral-storage-request", "--sidecar-ephemeral-storage-limit", "--version"}) {
     EXPECT_NE(HelpText().find(flag), std::string::npos) << flag;
   }
 }

@@ -25,6 +25,7 @@ namespace {
 
 constexpr const char* kHelp = R"(usage: nccl-allreduce [--min-bytes N] [--max-bytes N] [--iters N] [--warmup N] [--no-check]
                       [--blocking|--nonblocking] [--require-gpu] [--linger-seconds N]
+       nccl-allreduce -h|--help|--version
 
 An example NcclJob trainer. Reads the NcclJob env contract, sets NCCL_SOCKET_IFNAME, gets the
 NCCL id through the sidecar (root: creates and posts it; others: long-poll), builds one
@@ -49,8 +50,9 @@ deadline ends the process (exit 124, message on stderr). Non-blocking: an init p
 is aborted (exit 1), but every collective costs tens of µs more (NCCL starts a thread per launch).
 
 Sizes accept K, M, G suffixes (powers of 1024). Defaults: 1M to 1G, 20 timed and 5 warm-up
-iterations per size. Exit status: 0 success; 1 error (message on stderr), including wrong sums;
-2 bad usage; 124 communicator init still running at the deadline (blocking mode; message on stderr).
+iterations per size. --version prints the program's name and version, then exits. Exit status:
+0 success; 1 error (message on stderr), including wrong sums; 2 bad usage; 124 communicator init
+still running at the deadline (blocking mode; message on stderr).
 )";
 
 bool ParseBytes(std::string_view text, size_t* out) {
@@ -131,6 +133,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     std::string_view arg = argv[i];
     if (arg == "-h" || arg == "--help") { std::fputs(kHelp, stdout); return 0; }
+    if (arg == "--version") { std::puts("nccl-allreduce " NCCL_K8S_VERSION); return 0; }
     if (arg == "--no-check") { sweep.check = false; continue; }
     if (arg == "--require-gpu") { require_gpu = true; continue; }
     if (arg == "--blocking" || arg == "--nonblocking") { options.blocking = arg == "--blocking"; continue; }

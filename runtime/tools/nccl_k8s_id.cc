@@ -33,6 +33,7 @@ Exit status: 0 id printed; 1 error (message on stderr); 2 bad usage.
   --format hex|base64   output encoding (default hex)
   --timeout SECONDS     overall deadline (default NCCLJOB_INIT_TIMEOUT_SECONDS, else 300)
   -h, --help            this text
+  --version             print the program's name and version, then exit
 )";
 
 }  // namespace
@@ -44,6 +45,10 @@ int main(int argc, char** argv) {
     std::string_view arg = argv[i];
     if (arg == "-h" || arg == "--help") {
       std::fputs(kHelp, stdout);
+      return 0;
+    }
+    if (arg == "--version") {
+      std::puts("nccl-k8s-id " NCCL_K8S_VERSION);
       return 0;
     }
     if ((arg == "--format" || arg == "--timeout") && i + 1 < argc) {

@@ -251,11 +251,12 @@ cli::Program CommandLine(Config* c) {
   };
 }
 
-std::variant<Config, ShowHelp, ConfigError> ParseConfig(const std::vector<std::string>& args,
-                                                        const EnvLookup& env) {
+std::variant<Config, ShowHelp, ShowVersion, ConfigError> ParseConfig(const std::vector<std::string>& args,
+                                                                     const EnvLookup& env) {
   Config config;
   cli::ParseOutcome outcome = cli::Parse(CommandLine(&config), args);
   if (outcome.help) return ShowHelp{};
+  if (outcome.version) return ShowVersion{};
   if (!outcome.ok()) return ConfigError{outcome.error};
   if (auto error = ReadEnv(env, &config)) return *error;
   if (auto error = CheckMode(config)) return *error;
@@ -265,6 +266,11 @@ std::variant<Config, ShowHelp, ConfigError> ParseConfig(const std::vector<std::s
 std::string HelpText() {
   Config defaults;
   return cli::HelpText(CommandLine(&defaults));
+}
+
+std::string VersionText() {
+  Config defaults;
+  return cli::VersionText(CommandLine(&defaults));
 }
 
 }  // namespace sidecar

@@ -65,14 +65,15 @@ struct Config {
 };
 
 struct ShowHelp {};
+struct ShowVersion {};
 struct ConfigError {
   std::string message;  // names the flag or variable and what it should be
 };
 
 using EnvLookup = std::function<std::optional<std::string>(std::string_view name)>;
 
-std::variant<Config, ShowHelp, ConfigError> ParseConfig(const std::vector<std::string>& args,
-                                                        const EnvLookup& env);
+std::variant<Config, ShowHelp, ShowVersion, ConfigError> ParseConfig(const std::vector<std::string>& args,
+                                                                     const EnvLookup& env);
 
 std::optional<HostPort> ParseHostPort(std::string_view text);
 
@@ -86,5 +87,6 @@ std::optional<ConfigError> UseClientNamespace(Config* config, std::string_view c
 cli::Program CommandLine(Config* config);
 
 std::string HelpText();
+std::string VersionText();
 
 }  // namespace sidecar

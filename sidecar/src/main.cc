@@ -175,6 +175,10 @@ int main(int argc, char** argv) {
     std::fputs(sidecar::HelpText().c_str(), stdout);
     return 0;
   }
+  if (std::holds_alternative<sidecar::ShowVersion>(parsed)) {
+    std::fputs(sidecar::VersionText().c_str(), stdout);
+    return 0;
+  }
   if (auto* error = std::get_if<sidecar::ConfigError>(&parsed)) {
     std::fprintf(stderr, "nccl-sidecar: %s\n", error->message.c_str());
     return kExitBadConfig;

@@ -96,6 +96,10 @@ int main(int argc, char** argv) {
     std::fputs(cli::HelpText(CommandLine(&flags)).c_str(), stdout);
     return kExitOk;
   }
+  if (outcome.version) {
+    std::fputs(cli::VersionText(CommandLine(&flags)).c_str(), stdout);
+    return kExitOk;
+  }
   if (!outcome.ok()) {
     std::fprintf(stderr, "%s\n", outcome.error.c_str());
     return kExitBadFlags;

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "contract/env.h"
+#include "contract/release_version.h"
 
 namespace sidecar {
 namespace {
@@ -20,7 +21,7 @@ Env PodEnv() {
           {"NCCLJOB_WORLD_SIZE", "16"},  {"NCCLJOB_ATTEMPT", "3"},      {"NCCLJOB_POD_NAME", "demo-1"}};
 }
 
-std::variant<Config, ShowHelp, ConfigError> Parse(const std::vector<std::string>& args, const Env& env) {
+std::variant<Config, ShowHelp, ShowVersion, ConfigError> Parse(const std::vector<std::string>& args, const Env& env) {
   return ParseConfig(args, [&env](std::string_view name) -> std::optional<std::string> {
     auto it = env.find(std::string(name));
     if (it == env.end()) return std::nullopt;
@@ -28,7 +29,7 @@ std::variant<Config, ShowHelp, ConfigError> Parse(const std::vector<std::string>
   });
 }
 
-std::string ErrorOf(const std::variant<Config, ShowHelp, ConfigError>& r) {
+std::string ErrorOf(const std::variant<Config, ShowHelp, ShowVersion, ConfigError>& r) {
   auto* e = std::get_if<ConfigError>(&r);
   return e ? e->message : "";
 }
@@ -68,6 +69,11 @@ TEST(ParseConfig, HelpWinsOverEverything) {
   EXPECT_TRUE(std::holds_alternative<ShowHelp>(Parse({"--help"}, {})));
   EXPECT_NE(HelpText().find("NCCLJOB_ATTEMPT"), std::string::npos);
   EXPECT_NE(HelpText().find("--peer-url"), std::string::npos);
+}
+
+TEST(ParseConfig, VersionNeedsNoPodEnv) {
+  EXPECT_TRUE(std::holds_alternative<ShowVersion>(Parse({"--version"}, {})));
+  EXPECT_EQ(VersionText(), "nccl-sidecar " + std::string(contract::kReleaseVersion) + "\n");
 }
 
 TEST(ParseConfig, MissingVariableIsNamed) {

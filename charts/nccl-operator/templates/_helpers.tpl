@@ -1,13 +1,20 @@
-{{/* Names are cut at 63 characters: they become label values and DNS names. */}}
+{{/* Names are cut at 63 characters: they become label values and DNS names. Every object's
+name derives from "nccl-operator.fullname": fullnameOverride, else the release name when it
+contains the name (nameOverride, else the chart's), else <release>-<name>. */}}
 {{- define "nccl-operator.name" -}}
-{{- .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- default .Chart.Name .Values.nameOverride | trunc 63 | trimSuffix "-" }}
 {{- end }}
 
 {{- define "nccl-operator.fullname" -}}
-{{- if contains .Chart.Name .Release.Name }}
+{{- if .Values.fullnameOverride }}
+{{- .Values.fullnameOverride | trunc 63 | trimSuffix "-" }}
+{{- else }}
+{{- $name := default .Chart.Name .Values.nameOverride }}
+{{- if contains $name .Release.Name }}
 {{- .Release.Name | trunc 63 | trimSuffix "-" }}
 {{- else }}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 63 | trimSuffix "-" }}
+{{- printf "%s-%s" .Release.Name $name | trunc 63 | trimSuffix "-" }}
+{{- end }}
 {{- end }}
 {{- end }}
 
@@ -18,6 +25,18 @@ app.kubernetes.io/instance: {{ .Release.Name }}
 
 {{- define "nccl-operator.labels" -}}
 {{ include "nccl-operator.selectorLabels" . }}
+app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
+app.kubernetes.io/part-of: nccl-operator
+app.kubernetes.io/managed-by: {{ .Release.Service }}
+helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" }}
+{{- end }}
+
+{{/* The helm test pod's labels (templates/tests/): not the operator's selector labels, so that
+the Service, the PodDisruptionBudget and the operator's NetworkPolicy never select that pod. */}}
+{{- define "nccl-operator.testLabels" -}}
+app.kubernetes.io/name: {{ include "nccl-operator.name" . | trunc 58 | trimSuffix "-" }}-test
+app.kubernetes.io/instance: {{ .Release.Name }}
+app.kubernetes.io/component: test
 app.kubernetes.io/version: {{ .Chart.AppVersion | quote }}
 app.kubernetes.io/part-of: nccl-operator
 app.kubernetes.io/managed-by: {{ .Release.Service }}

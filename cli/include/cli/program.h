@@ -9,8 +9,8 @@
 //   }
 //
 // Both spellings, --name=value and --name value; a switch alone, or =true / =false; -h or
-// --help stops parsing and asks for the help. Every error names the flag, says what it takes
-// and what it got, and ends pointing to --help.
+// --help stops parsing and asks for the help, --version for the version. Every error names the
+// flag, says what it takes and what it got, and ends pointing to --help.
 #pragma once
 
 #include <string>
@@ -28,7 +28,8 @@ struct Program {
 };
 
 struct ParseOutcome {
-  bool help = false;  // -h or --help came before any error; what followed it was not read
+  bool help = false;     // -h or --help came before any error; what followed it was not read
+  bool version = false;  // --version came before any error (and before -h); the rest was not read
   std::string error;  // not empty: why the command line was refused
   bool ok() const { return error.empty(); }
 };
@@ -38,6 +39,9 @@ ParseOutcome Parse(const Program& program, const std::vector<std::string>& args)
 
 // --help: the summary, the usage, every flag with its default, then the epilogue.
 std::string HelpText(const Program& program);
+
+// --version: "nccl-sidecar 0.1.0\n", the program's name and the release version (VERSION).
+std::string VersionText(const Program& program);
 
 // The flags as a Markdown table (flag, default, meaning), for the docs.
 std::string MarkdownTable(const Program& program);

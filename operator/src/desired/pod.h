@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "contract/release_version.h"
 #include "desired/metadata.h"
 
 namespace ncclop::desired {
@@ -24,7 +25,7 @@ struct SidecarResources {
 };
 
 struct PodOptions {
-  std::string sidecar_image = "nccl-sidecar:0.1.0";
+  std::string sidecar_image = "nccl-sidecar:" + std::string(contract::kReleaseVersion);  // this release's sidecar
   // Always, so every pod start checks the pull credentials (a cached image is not a way
   // around them) and a re-pushed tag is noticed; "" = the API server's default for the tag
   // (IfNotPresent for a versioned one: nodes with preloaded images and no registry).

@@ -3,11 +3,8 @@
 #include <cstdio>
 
 #include "api/nccl_job.h"
+#include "contract/release_version.h"
 #include "metrics/process.h"
-
-#ifndef NCCLOP_VERSION
-#define NCCLOP_VERSION "unknown"
-#endif
 
 namespace ncclop::metrics {
 namespace {
@@ -133,7 +130,7 @@ std::string Metrics::Render(const std::map<std::string, int>& jobs_by_state, boo
     }
   }
   Header(&out, "ncclop_build_info", "gauge", "Always 1; the labels say which build runs.");
-  out += "ncclop_build_info{version=\"" NCCLOP_VERSION "\"} 1\n";
+  out += "ncclop_build_info{version=\"" + std::string(contract::kReleaseVersion) + "\"} 1\n";
   if (auto process = ReadProcessStats()) RenderProcessStats(*process, &out);
   return out;
 }

@@ -4,6 +4,8 @@
 
 #include <string>
 
+#include "contract/release_version.h"
+
 namespace ncclop::metrics {
 namespace {
 
@@ -49,7 +51,8 @@ TEST(Metrics, EveryJobStateIsReportedZeroIncludedAndNoLabelIsEmpty) {
 
 TEST(Metrics, BuildInfoAndProcessMetrics) {
   std::string out = Metrics().Render({}, true);
-  EXPECT_NE(out.find("ncclop_build_info{version=\"0.1.0\"} 1\n"), std::string::npos) << out;
+  const std::string build_info = "ncclop_build_info{version=\"" + std::string(contract::kReleaseVersion) + "\"} 1\n";
+  EXPECT_NE(out.find(build_info), std::string::npos) << out;
   for (const char* name : {"process_cpu_seconds_total ", "process_resident_memory_bytes ", "process_open_fds ",
                            "process_start_time_seconds ", "process_virtual_memory_bytes "}) {
     EXPECT_NE(out.find(std::string("\n") + name), std::string::npos) << name;

@@ -23,7 +23,7 @@ from .progress import report_progress, report_progress_done
 from .socket_ifname import IfnameChoice, InterfaceAddress, choose_socket_ifname
 from .unique_id import UNIQUE_ID_BYTES, BootstrapAddress, address_id, as_id_bytes, bootstrap_address
 
-__version__ = "0.1.0"
+__version__ = "0.1.0"  # the release version (VERSION at the repository root; tests/version checks the copy)
 
 __all__ = [
     "BootstrapAddress", "DeadlineExceededError", "IfnameChoice", "InterfaceAddress", "InvalidArgumentError",

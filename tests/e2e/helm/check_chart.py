@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Renders charts/nccl-operator with `helm template` under several values and asserts what the
 rendered objects must hold: which kinds exist, least-privilege rules, a non-root read-only
-operator container with probes, and that each value reaches the operator's flags.
+operator container with probes, that each value reaches the operator's flags, the names
+(nameOverride, fullnameOverride), the PodDisruptionBudget, the `helm test` pod, Chart.yaml's
+metadata and the chart README's RBAC table against the rules the templates grant.
 
   check_chart.py            (helm from $NCCLOP_TEST_HELM, else tests/harness/controlplane/build.sh)
 """
@@ -18,6 +20,7 @@ except ImportError:
 
 ROOT = Path(__file__).resolve().parents[3]
 CHART = ROOT / "charts" / "nccl-operator"
+APP_VERSION = str(yaml.safe_load((CHART / "Chart.yaml").read_text())["appVersion"])
 RELEASE_NS = "nccl-system"
 KUBE_VERSION = "1.35.0"
 
@@ -76,10 +79,13 @@ def helm(*args, expect_ok=True):
     return done
 
 
-def render(*sets, expect_ok=True, kube_version=KUBE_VERSION):
-    args = ["template", "nccl-operator", str(CHART), "--namespace", RELEASE_NS]
+def render(*sets, expect_ok=True, kube_version=KUBE_VERSION, tests=False, release="nccl-operator"):
+    """The chart's objects; with tests, the `helm test` hooks too (test_helm_test)."""
+    args = ["template", release, str(CHART), "--namespace", RELEASE_NS]
     if kube_version:
         args += ["--kube-version", kube_version]
+    if not tests:
+        args.append("--skip-tests")
     for s in sets:
         args += ["--set", s]
     done = helm(*args, expect_ok=expect_ok)
@@ -156,7 +162,7 @@ def check_deployment(deployment, where):
               f"{where}: {probe} must hit the health port 8081")
     check(c.get("resources", {}).get("requests"), f"{where}: resource requests")
     check(c.get("resources", {}).get("limits", {}).get("memory"), f"{where}: memory limit")
-    check(c["image"] == "nccl-operator:0.1.0", f"{where}: image {c['image']}")
+    check(c["image"] == f"nccl-operator:{APP_VERSION}", f"{where}: image {c['image']}")
     check(pod["serviceAccountName"] == "nccl-operator", f"{where}: serviceAccountName")
     return c["args"]
 
@@ -195,7 +201,7 @@ def test_defaults():
     check_subject(one(objs, "RoleBinding", where), where)
     args = check_deployment(one(objs, "Deployment", where), where)
     for flag in ("--namespace=", "--leader-elect", "--leader-election-id=nccl-operator-leader", "--metrics-bind-address=:8080",
-                 "--health-probe-bind-address=:8081", "--sidecar-image=nccl-sidecar:0.1.0",
+                 "--health-probe-bind-address=:8081", f"--sidecar-image=nccl-sidecar:{APP_VERSION}",
                  "--log-format=json", "--log-level=info", "--concurrency=4"):
         check(flag in args, f"{where}: flag {flag} missing from {args}")
     service = one(objs, "Service", where)
@@ -475,10 +481,178 @@ def test_crds_shipped():
         check(crd["kind"] == "CustomResourceDefinition", f"crds/{name} is not a CRD")
 
 
+# Today's names with the default values (release nccl-operator): nameOverride and fullnameOverride
+# left empty must keep every one of them.
+DEFAULT_NAMES = {
+    ("ServiceAccount", "nccl-operator"), ("ClusterRole", "nccl-operator"), ("ClusterRoleBinding", "nccl-operator"),
+    ("Role", "nccl-operator-leader-election"), ("RoleBinding", "nccl-operator-leader-election"),
+    ("Service", "nccl-operator-metrics"), ("Deployment", "nccl-operator"), ("Lease", "nccl-operator-leader"),
+    ("NetworkPolicy", "nccl-operator"), ("ValidatingAdmissionPolicy", "nccl-operator-nccl-system-root-id"),
+    ("ValidatingAdmissionPolicyBinding", "nccl-operator-nccl-system-root-id"),
+    ("ClusterRole", "nccl-operator-nccl-system-edit"), ("ClusterRole", "nccl-operator-nccl-system-view"),
+}
+
+
+def names(objs):
+    return {(o["kind"], o["metadata"]["name"]) for o in objs}
+
+
+def test_names():
+    check(names(render()) == DEFAULT_NAMES, f"default names changed: {sorted(names(render()) ^ DEFAULT_NAMES)}")
+    sets = ("replicaCount=2", "metrics.serviceMonitor.enabled=true")
+    for override, prefix, label in (("fullnameOverride=ops", "ops", "nccl-operator"),
+                                    ("nameOverride=training", "nccl-operator-training", "training")):
+        objs = render(override, *sets, tests=True)
+        for kind, name in sorted(names(objs)):
+            check(name.startswith(prefix), f"{override}: {kind} {name} does not start with {prefix}")
+        deployment = one(objs, "Deployment", override)
+        if deployment:
+            check(deployment["spec"]["selector"]["matchLabels"]["app.kubernetes.io/name"] == label,
+                  f"{override}: app.kubernetes.io/name {deployment['spec']['selector']['matchLabels']}")
+            check(deployment["spec"]["template"]["spec"]["serviceAccountName"] == prefix,
+                  f"{override}: the pod runs as {deployment['spec']['template']['spec']['serviceAccountName']}")
+            check(f"--leader-election-id={prefix}-leader" in operator_container(deployment)["args"],
+                  f"{override}: the operator elects on another Lease than {prefix}-leader")
+    # The release name alone when it holds the name, as before.
+    check(("Deployment", "my-nccl-operator") in names(render(release="my-nccl-operator")),
+          "a release named my-nccl-operator names its Deployment my-nccl-operator")
+    check(render("nameOverride=" + "x" * 64, expect_ok=False).returncode != 0, "a 64-character nameOverride")
+
+
+def test_pod_disruption_budget():
+    check(not of_kind(render(), "PodDisruptionBudget"), "one replica must get no PodDisruptionBudget (it would block drains)")
+    check(not of_kind(render("replicaCount=0", "leaderElection.enabled=false"), "PodDisruptionBudget"),
+          "no PodDisruptionBudget for 0 replicas")
+    objs = render("replicaCount=3", "podDisruptionBudget.maxUnavailable=2")
+    pdb = one(objs, "PodDisruptionBudget", "replicaCount=3")
+    deployment = one(objs, "Deployment", "replicaCount=3")
+    if pdb and deployment:
+        check(pdb["apiVersion"] == "policy/v1" and pdb["spec"].get("maxUnavailable") == 2, f"PodDisruptionBudget {pdb}")
+        check(pdb["spec"]["selector"]["matchLabels"] == deployment["spec"]["selector"]["matchLabels"],
+              "the PodDisruptionBudget selects the operator's pods")
+    pdb = one(render("replicaCount=2"), "PodDisruptionBudget", "replicaCount=2")
+    check(pdb and pdb["spec"].get("maxUnavailable") == 1, f"replicaCount=2: maxUnavailable 1 by default: {pdb}")
+    # Replicas prefer different nodes unless the user placed them.
+    def affinity(*sets):
+        return one(render(*sets), "Deployment", str(sets))["spec"]["template"]["spec"].get("affinity")
+    spread = affinity("replicaCount=2")
+    check(spread and spread["podAntiAffinity"]["preferredDuringSchedulingIgnoredDuringExecution"][0]
+          ["podAffinityTerm"]["topologyKey"] == "kubernetes.io/hostname", f"replicaCount=2: no spread over nodes: {spread}")
+    check(affinity() is None, "one replica: no affinity")
+    check(affinity("replicaCount=2", "affinity.nodeAffinity.x=1") == {"nodeAffinity": {"x": 1}}, "affinity replaces the spread")
+
+
+def hooks(objs):
+    return [o for o in objs if o["metadata"].get("annotations", {}).get("helm.sh/hook") == "test"]
+
+
+def selects(match_labels, labels):
+    return all(labels.get(k) == v for k, v in match_labels.items())
+
+
+def test_helm_test():
+    """`helm test`: one pod, no rights, the operator's own image asking the metrics Service."""
+    objs = render(tests=True)
+    tests = hooks(objs)
+    check(sorted(o["kind"] for o in tests) == ["NetworkPolicy", "Pod"], f"test hooks {[o['kind'] for o in tests]}")
+    check(not hooks(render()), "--skip-tests still renders test hooks")
+    pod = next((o for o in tests if o["kind"] == "Pod"), None)
+    service = one(objs, "Service", "helm test")
+    if not pod or not service:
+        return
+    spec = pod["spec"]
+    check(spec["restartPolicy"] == "Never" and spec.get("automountServiceAccountToken") is False,
+          "the test pod runs once and holds no token")
+    check("serviceAccountName" not in spec, "the test pod needs no ServiceAccount of its own")
+    (c,) = spec["containers"]
+    check(c["image"] == f"nccl-operator:{APP_VERSION}" and c["command"] == ["nccl-operator"],
+          f"the test runs the operator's image: {c['image']} {c['command']}")
+    known = operator_flag_names()
+    for arg in c["args"]:
+        check(arg.startswith("--") and arg[2:].split("=", 1)[0] in known, f"the test pod passes {arg!r}: not a flag")
+    port = service["spec"]["ports"][0]["port"]
+    check(c["args"] == [f"--check-url=http://{service['metadata']['name']}:{port}/metrics"],
+          f"the test asks the metrics Service: {c['args']}")
+    check(c["securityContext"].get("readOnlyRootFilesystem") is True and spec["securityContext"].get("runAsNonRoot"),
+          "the test pod runs as the operator does: non-root, read-only")
+    labels = pod["metadata"]["labels"]
+    check(labels.get("app.kubernetes.io/part-of") == "nccl-operator", "the test pod's part-of label")
+    for o in objs:
+        selector = {"Service": lambda o: o["spec"].get("selector"),
+                    "PodDisruptionBudget": lambda o: o["spec"]["selector"]["matchLabels"],
+                    "NetworkPolicy": lambda o: o["spec"]["podSelector"]["matchLabels"]}.get(o["kind"], lambda o: None)(o)
+        if selector and o not in tests:
+            check(not selects(selector, labels), f"{o['kind']} {o['metadata']['name']} selects the test pod")
+    policy = next(o for o in tests if o["kind"] == "NetworkPolicy")
+    check(selects(policy["spec"]["podSelector"]["matchLabels"], labels), "the test's NetworkPolicy selects the test pod")
+    check(not policy["spec"].get("ingress") and "Ingress" in policy["spec"]["policyTypes"], "the test pod takes no connections")
+    check(not hooks(render("metrics.enabled=false", tests=True)), "no test without the metrics Service it asks")
+    check([o["kind"] for o in hooks(render("networkPolicy.enabled=false", tests=True))] == ["Pod"],
+          "networkPolicy.enabled=false: the test makes no NetworkPolicy either")
+
+
+def test_chart_metadata():
+    chart = yaml.safe_load((CHART / "Chart.yaml").read_text())
+    check(str(chart["version"]) == APP_VERSION, "the chart's version is the release's (tests/version/check_version.py)")
+    check(chart.get("kubeVersion") and chart.get("maintainers"), "Chart.yaml names kubeVersion and maintainers")
+    licence = (ROOT / "LICENSE").read_text()
+    declared = chart.get("annotations", {}).get("artifacthub.io/license")
+    check(declared == "Apache-2.0" and "Apache License" in licence and "Version 2.0" in licence,
+          f"Chart.yaml's licence {declared!r} is the repository's LICENSE")
+    crds = yaml.safe_load(chart["annotations"]["artifacthub.io/crds"])
+    crd = yaml.safe_load((ROOT / "deploy" / "crd" / "nccl.dev_nccljobs.yaml").read_text())
+    check([(c["kind"], c["version"], c["name"]) for c in crds] ==
+          [(crd["spec"]["names"]["kind"], v["name"], crd["metadata"]["name"]) for v in crd["spec"]["versions"]],
+          f"Chart.yaml's artifacthub.io/crds names the CRD's kind and versions: {crds}")
+
+
+RBAC_HEADING = "### What the operator may do (RBAC)"
+
+
+def readme_rbac_rows():
+    """(groups, resources, verbs, cluster-scoped) of each row of the chart README's RBAC table."""
+    text = (CHART / "README.md").read_text()
+    section = text.split(RBAC_HEADING, 1)[1].split("\n### ", 1)[0] if RBAC_HEADING in text else ""
+    rows = []
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("| ") or len(cells) < 4 or cells[0] in ("API group", "---"):
+            continue
+        groups = ["" if g.strip() == "core" else g.strip(" `") for g in cells[0].split(",")]
+        resources = re.findall(r"`([a-z/]+)`", cells[1])
+        rows.append((groups, resources, set(cells[2].split()), "cluster-scoped" in cells[1]))
+    return rows
+
+
+def test_readme_rbac_table():
+    """The chart README's RBAC table is what the templates grant the operator, no more, no less."""
+    rows = readme_rbac_rows()
+    if not check(rows, f"charts/nccl-operator/README.md: no table under {RBAC_HEADING!r}"):
+        return
+    documented, cluster_scoped = {}, set()
+    for groups, resources, verbs, cluster in rows:
+        for group in groups:
+            for resource in resources:
+                documented.setdefault((group, resource), set()).update(verbs)
+                if cluster:
+                    cluster_scoped.add((group, resource))
+    objs = render()
+    granted = rules_map(one(objs, "ClusterRole", "RBAC table")["rules"])
+    for key, verbs in rules_map(one(objs, "Role", "RBAC table")["rules"]).items():
+        granted.setdefault(key, set()).update(verbs)
+    for key in sorted(set(documented) | set(granted)):
+        check(documented.get(key) == granted.get(key),
+              f"charts/nccl-operator/README.md RBAC table: {key} says {sorted(documented.get(key, []))}, "
+              f"the templates grant {sorted(granted.get(key, []))}")
+    check(cluster_scoped == set(CLUSTER_READ_RULES),
+          f"the rows marked cluster-scoped {sorted(cluster_scoped)} are not the cluster-scoped reads {sorted(CLUSTER_READ_RULES)}")
+
+
 def main():
     for test in (test_lint, test_defaults, test_user_roles, test_one_namespace, test_switches, test_sidecar_values, test_operations_values,
                  test_replicas_need_leader_election,
-                 test_extra_args, test_every_flag_the_chart_passes_exists, test_misspelt_values_are_refused, test_kube_version, test_crds_shipped):
+                 test_extra_args, test_every_flag_the_chart_passes_exists, test_misspelt_values_are_refused, test_kube_version, test_crds_shipped,
+                 test_names, test_pod_disruption_budget, test_helm_test, test_chart_metadata, test_readme_rbac_table):
         before = len(failures)
         test()
         print(f"{'ok  ' if len(failures) == before else 'FAIL'} {test.__name__}")

@@ -107,7 +107,8 @@ def main():
     helm, kubectl = os.environ["NCCLOP_TEST_HELM"], os.environ["NCCLOP_TEST_KUBECTL"]
     os.environ["KUBECONFIG"] = os.environ["NCCLOP_TEST_KUBECONFIG"]
     findings = []
-    for sets in ([], ["watchNamespace=ml"], ["metrics.serviceMonitor.enabled=true"]):
+    # helm template renders the `helm test` hooks too, so the test pod is scored with the chart.
+    for sets in ([], ["watchNamespace=ml"], ["metrics.serviceMonitor.enabled=true"], ["replicaCount=2"]):
         findings += [("chart " + (" ".join(sets) or "defaults"), f) for f in kube_score(binary, chart_manifests(helm, *sets))]
 
     ns = f"kube-score-{os.getpid()}"

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/release_version.h"
 #include "operator_process.h"
 #include "testsupport/controlplane.h"
 
@@ -199,7 +200,7 @@ TEST_F(OperatorTest, CreatesConfigMapServiceRbacAndPodsWithTheContract) {
     EXPECT_EQ(spec["restartPolicy"], "Never");
     EXPECT_EQ(spec["initContainers"][0]["name"], "nccl-sidecar");
     EXPECT_EQ(spec["initContainers"][0]["restartPolicy"], "Always");
-    EXPECT_EQ(spec["initContainers"][0]["image"], "nccl-sidecar:0.1.0");
+    EXPECT_EQ(spec["initContainers"][0]["image"], "nccl-sidecar:" + std::string(contract::kReleaseVersion));
     EXPECT_EQ(spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "2");
     std::map<std::string, std::string> env;
     for (const Json& v : spec["containers"][0]["env"]) env[v["name"]] = v.value("value", "<ref>");
