@@ -164,10 +164,14 @@ std::optional<std::string> SidecarStall(const Json& status, bool now) {
 // now or before its restart (the kubelet restarts a native sidecar alone and keeps its last
 // state). A pod restarted in place: the sidecar lying terminated with the stall code, since that
 // exit restarts every container and the kubelet's next status shows every container's last state
-// as the restart's kill; the trainer's own non-zero exit says why first.
+// as the restart's kill; the trainer's own non-zero exit says why first. Once the pod is moved to
+// the next attempt (restarts-before-attempt beyond the trainer's restarts), the stall that still
+// shows is the last attempt's.
 void ObserveStall(const Json& status, ObservedPod& out) {
   if (out.trainer_succeeded || out.phase == "Succeeded" || out.phase == "Failed") return;
   if (out.trainer_exit_code && *out.trainer_exit_code != 0 && out.failed) return;
+  // Moved to a later attempt before its kubelet restarted it: that restart enters the attempt.
+  if (out.in_place && out.trainer_restarts < out.restarts_before) return;
   auto stall = SidecarStall(status, /*now=*/out.in_place);
   if (!stall) return;
   out.failed = true;

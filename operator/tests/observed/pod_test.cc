@@ -296,6 +296,13 @@ TEST(ObservePod, AStallRestartsAPodInPlaceAsItsCause) {
   EXPECT_TRUE(p.stalled);
   EXPECT_EQ(p.trainer_restarts, 0) << "its restart is to come";
   EXPECT_EQ(p.failure_detail, "stalled: rank 5 sent no progress report for 30s (last step 7 at 2026-12-04T20:00:00Z)");
+
+  // Moved to the next attempt (restarts-before-attempt 1) before its kubelet restarted it: the
+  // stall is the last attempt's, and the coming restart enters this one.
+  pod["metadata"]["annotations"]["nccl.dev/restarts-before-attempt"] = "1";
+  ObservedPod moved = ObservePod(pod, "trainer");
+  EXPECT_FALSE(moved.failed);
+  EXPECT_FALSE(moved.stalled);
 }
 
 TEST(ObservePod, AStallOfAnEarlierAttemptIsNoFailureOfAPodMovedInPlace) {
