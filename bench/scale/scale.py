@@ -672,7 +672,8 @@ class Bench:
         result["create"] = self.run_phase(proc, sampler, audit, first)
         result["create"]["times"] = self.times([name], 1, lambda n: self.created_at[n])
         self.log(f"first attempt: {result['create']['times']}")
-        quiet(audit, seconds=5)  # the operator's last status writes of the start
+        quiet(audit, seconds=2, timeout=30)  # the operator's last status writes of the start
+        time.sleep(5)
         pod = self.timeline.names[(name, 1, "0")]
         self.progress_step = 0
         result["windows"] = [

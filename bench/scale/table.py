@@ -159,7 +159,8 @@ def progress_columns(r):
 
 def print_progress(rs):
     cols = [c for r in rs for c in progress_columns(r)]
-    order = list(dict.fromkeys(k for _, cells in cols for k in cells))
+    # rows in the order of the column with the most (a window with reports has them all)
+    order = list(dict.fromkeys(k for _, cells in sorted(cols, key=lambda c: -len(c[1])) for k in cells))
     # the API server's writes by resource after its total, in name order
     by_key = sorted(k for k in order if k.startswith("API server writes: "))
     rest = [k for k in order if not k.startswith("API server writes: ")]
