@@ -42,6 +42,19 @@ class Api:
                     raise
         raise AssertionError("unreachable")
 
+    def text(self, path):
+        """GET `path` as text (the API server's /metrics); raises unless 200."""
+        conn = self._connection()
+        try:
+            conn.request("GET", path, headers={"User-Agent": self.user_agent, "Accept": "text/plain"})
+            resp = conn.getresponse()
+            raw = resp.read().decode()
+        finally:
+            conn.close()
+        if resp.status != 200:
+            raise RuntimeError(f"GET {path}: {resp.status} {raw[:200]}")
+        return raw
+
     def create(self, path, obj):
         code, out = self.request("POST", path, obj)
         if code not in (200, 201):

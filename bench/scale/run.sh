@@ -9,15 +9,18 @@
 #   bench/scale/run.sh [--build DIR] [--out DIR] [--nodes N] [--scenarios big,many,churn]
 #                      [--sizes 0.1,1] [--controllers operator,jobset] [--churn-seconds S] [--plot]
 #                      [--plan scenario:size:controller,...]   (instead of every combination, in order)
+#                      [--window S]   (progress: seconds of each steady window, default 60)
 #   bench/scale/run.sh --smoke [--build DIR]    20 nodes, 2 jobs of 4 pods, operator only (CI)
 #   bench/scale/run.sh --podcost "ARGS" [--nodes N]   instead of the scenarios: podcost.py ARGS
 #                      (what one pod of each shape costs the cluster; see podcost.py --help)
 #
 # Sizes are fractions of the full scenario: big 4096 pods, many 500 jobs x 8 pods, churn
-# 2 jobs/s of 8 pods (--sizes 0.1,1 is 1x and 10x). Each run starts a fresh controller in a
-# fresh namespace. kube-scheduler runs with client QPS 500/burst 1000 and
-# kube-controller-manager (whose Job controller makes JobSet's pods) with 200/400 instead of
-# their defaults (50/100 and 20/30), so that neither default rate limit is what is measured.
+# 2 jobs/s of 8 pods (--sizes 0.1,1 is 1x and 10x); progress (not in the default --scenarios;
+# operator only) one job of 4096 pods held running for --window s without, then with, pod 0's
+# progress reports. Each run starts a fresh controller in a fresh namespace. kube-scheduler runs
+# with client QPS 500/burst 1000 and kube-controller-manager (whose Job controller makes JobSet's
+# pods) with 200/400 instead of their defaults (50/100 and 20/30), so that neither default rate
+# limit is what is measured.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
@@ -28,11 +31,12 @@ scenarios=big,many,churn
 sizes=0.1,1
 controllers=operator,jobset
 churn_seconds=600
+window=60
 plan=""
 plot=0
 smoke=0
 podcost=""
-usage() { sed -n '2,21p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -43,6 +47,7 @@ while [ $# -gt 0 ]; do
     --controllers) controllers=$2; shift 2 ;;
     --churn-seconds) churn_seconds=$2; shift 2 ;;
     --plan) plan=$2; shift 2 ;;
+    --window) window=$2; shift 2 ;;
     --plot) plot=1; shift ;;
     --smoke) smoke=1; shift ;;
     --podcost) podcost=$2; controllers=jobset; shift 2 ;;
@@ -196,6 +201,7 @@ if [ -z "$plan" ]; then
   IFS=, read -r -a scenario_list <<<"$scenarios"
   IFS=, read -r -a controller_list <<<"$controllers"
   for s in "${size_list[@]}"; do for sc in "${scenario_list[@]}"; do for c in "${controller_list[@]}"; do
+    [ "$sc:$c" = progress:jobset ] && continue  # status.progress is the NcclJob's
     plan+="${plan:+,}$sc:$s:$c"
   done; done; done
 fi
@@ -206,6 +212,7 @@ for one in "${runs[@]}"; do
     big) args=(--pods "$(python3 -c "print(round(4096 * $s))")") ;;
     many) args=(--jobs "$(python3 -c "print(max(1, round(500 * $s)))")" --replicas 8) ;;
     churn) args=(--rate "$(python3 -c "print(2 * $s)")" --replicas 8 --seconds "$churn_seconds" --run-for 20) ;;
+    progress) args=(--pods "$(python3 -c "print(round(4096 * $s))")" --window "$window") ;;
     *) echo "run.sh: unknown scenario $sc" >&2; exit 2 ;;
   esac
   log "$sc x$s: $c ${args[*]}"

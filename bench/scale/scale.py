@@ -8,6 +8,12 @@ Scenarios:
   many   --jobs jobs of --replicas pods created at once: the same times per job (p50/p99).
   churn  a job of --replicas pods every 1/--rate s for --seconds; each job's trainers exit 0
          --run-for s after they run, and the bench deletes a job once it succeeded.
+  progress  one job of --pods pods brought to Running (its id published), then held for two
+         steady windows of --window s: (a) no progress reports; (b) the bench plays pod 0's
+         sidecar with its ranks reporting every second: a merge patch of pod 0's
+         nccl.dev/progress every 5 s with a rising step. Per window: the API server's requests
+         by resource and verb (its /metrics apiserver_request_total), the operator's CPU, RSS,
+         requests and reconciles, and whether status.progress.step followed each patch.
 
 What is simulated: the nodes and what their kubelets would report (KWOK, stages.yaml); the
 trainer's exit (the pod annotation scale.bench.nccl.dev/exit, which KWOK's pod-exit stage turns
@@ -34,12 +40,16 @@ import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from kubeapi import Api  # noqa: E402
-from track import JOBSET, OPERATOR, Timeline, percentile  # noqa: E402
+from track import JOBSET, OPERATOR, ProgressFollow, Timeline, percentile  # noqa: E402
 
 EXIT = "scale.bench.nccl.dev/exit"
 EXIT_AFTER = "scale.bench.nccl.dev/exit-after"
 TRAINER = {"name": "trainer", "image": "trainer:1", "command": ["python", "-m", "train"]}
 REMOVERS = 32  # concurrent removals of deleted pods (the kubelets' last step, simulated)
+PROGRESS = "nccl.dev/progress"  # contract::kAnnotationProgress
+PROGRESS_SECONDS = 5            # contract::kProgressAnnotationSeconds: pod 0's sidecar patches at most this often
+WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY")
+READ_VERBS = ("GET", "LIST")
 
 
 def free_port():
@@ -219,6 +229,31 @@ def requests_by_verb(before, after):
             verb = dict(labels)["verb"]
             out[verb] = out.get(verb, 0) + value - before.get((metric, labels), 0)
     return {k: int(v) for k, v in out.items() if v}
+
+
+def api_server_requests(before, after, verbs=WRITE_VERBS):
+    """The API server's requests between two scrapes of its /metrics (apiserver_request_total),
+    by "resource[/subresource] VERB", for the given verbs; only those that happened."""
+    out = {}
+    for (metric, labels), value in after.items():
+        if metric != "apiserver_request_total":
+            continue
+        lab = dict(labels)
+        if lab.get("verb") not in verbs:
+            continue
+        resource = lab.get("resource", "") + (f"/{lab['subresource']}" if lab.get("subresource") else "")
+        key = f"{resource} {lab['verb']}"
+        out[key] = out.get(key, 0) + value - before.get((metric, labels), 0)
+    return {k: int(round(v)) for k, v in sorted(out.items()) if round(v) > 0}
+
+
+def progress_annotation(attempt, step, total, loss):
+    """What pod 0's sidecar writes (sidecar ProgressAnnotationValue: the keys sorted, the time as
+    logging::FormatRfc3339 writes it)."""
+    now = datetime.datetime.now(datetime.timezone.utc)
+    stamp = now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+    return json.dumps({"attempt": attempt, "metrics": {"loss": round(loss, 4)}, "step": step,
+                       "time": stamp, "total": total}, separators=(",", ":"), sort_keys=True)
 
 
 def cluster_parts():
@@ -521,6 +556,65 @@ class Bench:
             self.stop.set()
         return result
 
+    def api_server_metrics(self):
+        return parse_metrics(self.api.text("/metrics"))
+
+    def steady_window(self, proc, sampler, audit, name, seconds, pod=None, follow=None):
+        """Holds the running job for `seconds`; with `pod`, plays its sidecar: a merge patch of
+        its progress annotation every PROGRESS_SECONDS, the step rising by one a second (its ranks
+        report every second). Returns what the window cost."""
+        parts = cluster_parts()
+        parts0, s0, m0 = cpu_of_parts(parts), self.api_server_metrics(), sampler.scrape()
+        cpu0, rss0, mark0 = proc.cpu_seconds(), proc.rss_mib(), audit.mark()
+        t0 = time.monotonic()
+        since = t0 - sampler.t0
+        patches, failed, due = 0, 0, t0
+        while time.monotonic() < t0 + seconds:
+            now = time.monotonic()
+            if pod and now >= due:
+                self.progress_step += PROGRESS_SECONDS
+                value = progress_annotation(1, self.progress_step, 1_000_000, 4.0 / (1 + self.progress_step / 1000))
+                follow.on_sent(self.progress_step, now)
+                try:
+                    self.api.merge_patch(f"/api/v1/namespaces/{self.ns}/pods/{pod}",
+                                         {"metadata": {"annotations": {PROGRESS: value}}})
+                    patches += 1
+                except RuntimeError as e:
+                    failed += 1
+                    self.log(f"progress patch failed: {e}")
+                due += PROGRESS_SECONDS
+            time.sleep(max(0.0, min(0.1, t0 + seconds - time.monotonic())))
+        elapsed = time.monotonic() - t0
+        cpu1, rss1, s1, m1 = proc.cpu_seconds(), proc.rss_mib(), self.api_server_metrics(), sampler.scrape()
+        parts1 = cpu_of_parts(parts)
+        rss = [r for t, r, _ in sampler.samples if t >= since] + [rss0, rss1]
+        out = {"name": name, "reports": bool(pod), "seconds": round(elapsed, 2),
+               "api_writes": api_server_requests(s0, s1), "api_reads": api_server_requests(s0, s1, READ_VERBS),
+               "cpu_s": round(cpu1 - cpu0, 2), "rss_mib_start": round(rss0, 1), "rss_mib_end": round(rss1, 1),
+               "rss_mib_max": round(max(rss), 1), "audit": audit.count(mark0, audit.mark()),
+               "cluster_cpu_s": {k: round(parts1[k] - parts0[k], 1) for k in parts1},
+               "patches": patches, "patches_failed": failed}
+        if m1:
+            out["requests_by_verb"] = requests_by_verb(m0, m1)
+            out["reconciles"] = int(m1.get(("ncclop_reconcile_total", frozenset()), 0)
+                                    - m0.get(("ncclop_reconcile_total", frozenset()), 0))
+            out["reconcile_seconds"] = round(m1.get(("ncclop_reconcile_duration_seconds_sum", frozenset()), 0)
+                                             - m0.get(("ncclop_reconcile_duration_seconds_sum", frozenset()), 0), 3)
+        if pod:
+            # The last patch's status write may come after the window: waited for, not counted.
+            try:
+                wait_for("status.progress.step at the last step written",
+                         lambda: (follow.last_shown() or 0) >= self.progress_step, 30)
+            except TimeoutError as e:
+                self.log(str(e))
+            lags, missing = follow.lags(since=t0)
+            out["followed"] = {"sent": len(lags) + missing, "shown": len(lags), "missing": missing,
+                               "lag_p50_s": round(percentile(lags, 50), 3) if lags else None,
+                               "lag_max_s": round(max(lags), 3) if lags else None,
+                               "last_step_sent": self.progress_step, "last_step_shown": follow.last_shown()}
+        self.log(f"window {name}: {out}")
+        return out
+
     def pod_bytes(self, job):
         """The size of one pod of the job's first attempt as the API server serves it (JSON,
         status and managedFields included): what every watcher of pods decodes per event."""
@@ -560,6 +654,34 @@ class Bench:
         result["restart"] = self.run_phase(proc, sampler, audit, restart)
         result["restart"]["times"] = self.times(names, 2, lambda n: self.timeline.failed_at[(n, 1)])
         self.log(f"restarts: {result['restart']['times']}")
+
+    def scenario_progress(self, proc, sampler, audit, result):
+        a = self.args
+        if a.controller != "operator":
+            raise ValueError("progress: the operator only (status.progress is the NcclJob's)")
+        name = "job-0"
+        result.update(jobs=1, replicas=a.pods, pods=a.pods, window_s=a.window)
+        follow = ProgressFollow()
+        threading.Thread(target=self.api.watch, daemon=True,
+                         args=(jobs_path("operator", self.ns), lambda kind, job: follow.on_job(kind, job, time.monotonic()),
+                               self.stop)).start()
+
+        def first():
+            self.create_jobs([name], a.pods)
+            wait_for("all pods running and the id published", lambda: self.attempt_done([name], 1), a.timeout)
+        result["create"] = self.run_phase(proc, sampler, audit, first)
+        result["create"]["times"] = self.times([name], 1, lambda n: self.created_at[n])
+        self.log(f"first attempt: {result['create']['times']}")
+        quiet(audit, seconds=2, timeout=30)  # the operator's last status writes of the start
+        time.sleep(5)
+        pod = self.timeline.names[(name, 1, "0")]
+        self.progress_step = 0
+        result["windows"] = [
+            self.steady_window(proc, sampler, audit, "no reports", a.window),
+            self.steady_window(proc, sampler, audit, "reports", a.window, pod=pod, follow=follow)]
+        followed = result["windows"][1]["followed"]
+        if followed["missing"] or followed["last_step_shown"] != followed["last_step_sent"]:
+            raise AssertionError(f"status.progress did not follow pod 0's reports: {followed}")
 
     def scenario_churn(self, proc, sampler, audit, result):
         a = self.args
@@ -621,7 +743,7 @@ def make_nodes(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["nodes", "big", "many", "churn"])
+    p.add_argument("command", choices=["nodes", "big", "many", "churn", "progress"])
     p.add_argument("--controlplane", required=True, help="the control plane's dir (tests/harness/controlplane)")
     p.add_argument("--controller", choices=["operator", "jobset"], default="operator")
     p.add_argument("--operator", help="the nccl-operator binary")
@@ -631,7 +753,8 @@ def main():
     p.add_argument("--nodes", type=int, default=1000)
     p.add_argument("--gpus", type=int, default=8, help="nvidia.com/gpu per node")
     p.add_argument("--gpus-per-pod", type=int, default=1)
-    p.add_argument("--pods", type=int, default=4096, help="big: pods of the one job")
+    p.add_argument("--pods", type=int, default=4096, help="big, progress: pods of the one job")
+    p.add_argument("--window", type=float, default=60, help="progress: seconds of each steady window")
     p.add_argument("--jobs", type=int, default=500, help="many: jobs created at once")
     p.add_argument("--replicas", type=int, default=8, help="many, churn: pods per job")
     p.add_argument("--rate", type=float, default=1.0, help="churn: jobs created per second")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Markdown tables of bench/scale/run.sh's results.jsonl: one table per scenario, each size and
 controller a column; then, for a controller measured at two sizes, how each figure grew from the
-smaller size to the larger (the larger's value over the smaller's)."""
+smaller size to the larger (the larger's value over the smaller's). The progress scenario: one
+column per steady window (without and with pod 0's progress reports)."""
 import json
 import sys
 
@@ -95,8 +96,91 @@ def rows_for(r):
     return out
 
 
+def rate(n, seconds):
+    return f"{n} ({n / seconds:.2f}/s)" if seconds else str(n)
+
+
+def extra_per_interval(quiet, busy, interval=5):
+    """Writes by "resource VERB" that a window with reports (busy) made beyond one without (quiet),
+    each window's count per second times `interval`: what one interval of reports costs. Keys
+    whose difference is under 0.1 per interval are left out (the cluster's own noise)."""
+    out = {}
+    for key in sorted(set(quiet["api_writes"]) | set(busy["api_writes"])):
+        d = interval * (busy["api_writes"].get(key, 0) / busy["seconds"] - quiet["api_writes"].get(key, 0) / quiet["seconds"])
+        if abs(d) >= 0.1:
+            out[key] = round(d, 2)
+    return out
+
+
+def progress_columns(r):
+    """(column title, {measure: cell}) per steady window of one progress result."""
+    windows = r.get("windows") or []
+    quiet = next((w for w in windows if not w["reports"]), None)
+    running = dig(r, "create", "times", "running")
+    cols = []
+    for w in windows:
+        secs = w["seconds"]
+        cells = {"pods (all Running after, s)": f"{r.get('pods')} ({fmt(running and running['p50'])})",
+                 "window (s)": fmt(secs),
+                 "progress patches of pod 0 (the bench as its sidecar)": str(w.get("patches", 0))}
+        if w.get("followed"):
+            f = w["followed"]
+            cells["status.progress.step followed the patches (shown / sent)"] = (
+                f"{f['shown']} / {f['sent']} (last step {f['last_step_shown']} / {f['last_step_sent']})")
+            cells["status.progress lag p50 / max (s)"] = f"{fmt(f['lag_p50_s'], 2)} / {fmt(f['lag_max_s'], 2)}"
+        writes = w["api_writes"]
+        cells["API server writes, all"] = rate(sum(writes.values()), secs)
+        for key, n in writes.items():
+            cells[f"API server writes: {key}"] = rate(n, secs)
+        cells["API server reads (GET, LIST), all"] = rate(sum(w.get("api_reads", {}).values()), secs)
+        if w["reports"] and quiet:
+            extra = extra_per_interval(quiet, w)
+            cells["extra writes per 5 s over the window without reports"] = (
+                ", ".join(f"{k} {v:+.2f}" for k, v in extra.items()) or "none")
+        cells["operator's writes in the namespace (audit)"] = ", ".join(
+            f"{k.split()[1]} {v}" for k, v in sorted(w.get("audit", {}).items())
+            if k.startswith("operator ") and k.split()[1] in WRITES) or "none"
+        cells["operator's API requests (its metric)"] = ", ".join(
+            f"{k} {v}" for k, v in sorted(w.get("requests_by_verb", {}).items())) or "none"
+        if "reconciles" in w:
+            cells["operator reconciles (their seconds)"] = f"{w['reconciles']} ({fmt(w['reconcile_seconds'], 3)})"
+        cells["operator CPU s (% of one core)"] = f"{fmt(w['cpu_s'], 2)} ({100 * w['cpu_s'] / secs:.2f} %)"
+        cells["operator RSS start / end / max (MiB)"] = (
+            f"{fmt(w['rss_mib_start'])} / {fmt(w['rss_mib_end'])} / {fmt(w['rss_mib_max'])}")
+        parts = w.get("cluster_cpu_s")
+        if parts:
+            cells["CPU s of " + " / ".join(parts)] = " / ".join(fmt(v, 1) for v in parts.values())
+        title = f"{r['controller']} x{r.get('size', 1):g} ({r.get('pods')}): {'reports' if w['reports'] else 'no reports'}"
+        cols.append((title, cells))
+    if r.get("error"):
+        cols.append((f"{r['controller']} x{r.get('size', 1):g} ({r.get('pods')})", {"did not finish": r["error"][:120]}))
+    return cols
+
+
+def print_progress(rs):
+    cols = [c for r in rs for c in progress_columns(r)]
+    # rows in the order of the column with the most (a window with reports has them all)
+    order = list(dict.fromkeys(k for _, cells in sorted(cols, key=lambda c: -len(c[1])) for k in cells))
+    # the API server's writes by resource after its total, in name order
+    by_key = sorted(k for k in order if k.startswith("API server writes: "))
+    rest = [k for k in order if not k.startswith("API server writes: ")]
+    at = rest.index("API server writes, all") + 1 if "API server writes, all" in rest else len(rest)
+    order = rest[:at] + by_key + rest[at:]
+    print("\n### progress\n")
+    print("| measure | " + " | ".join(t for t, _ in cols) + " |")
+    print("| --- |" + " --- |" * len(cols))
+    for k in order:
+        print(f"| {k} | " + " | ".join(cells.get(k, "—") for _, cells in cols) + " |")
+
+
+WRITES = ("create", "update", "patch", "delete", "deletecollection")
+
+
 def main():
     results = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
+    progress = [r for r in results if r["scenario"] == "progress"]
+    if progress:
+        print_progress(progress)
     for scenario in ("big", "many", "churn"):
         rs = [r for r in results if r["scenario"] == scenario]
         if not rs:

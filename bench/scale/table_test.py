@@ -55,3 +55,34 @@ def test_growth_of_a_missing_or_zero_figure_is_a_dash():
     assert table.growth("—", "3.0") == "—"
     assert table.growth("0", "3.0") == "—"
     assert table.growth("2.0 / 9.0", "5.0 / 1.0") == "x2.5"
+
+
+def window(reports, writes, seconds=60.0):
+    w = {"name": "reports" if reports else "no reports", "reports": reports, "seconds": seconds,
+         "api_writes": writes, "api_reads": {"pods GET": 3}, "cpu_s": 0.6, "rss_mib_start": 40.0,
+         "rss_mib_end": 40.0, "rss_mib_max": 41.0, "audit": {"operator update": 12} if reports else {},
+         "patches": 12 if reports else 0, "reconciles": 12 if reports else 0, "reconcile_seconds": 0.1}
+    if reports:
+        w["followed"] = {"sent": 12, "shown": 12, "missing": 0, "lag_p50_s": 0.05, "lag_max_s": 0.2,
+                         "last_step_sent": 60, "last_step_shown": 60}
+    return w
+
+
+def test_extra_writes_per_interval_leave_the_clusters_own_noise_out():
+    quiet = window(False, {"nodes/status PATCH": 600, "leases PUT": 30})
+    busy = window(True, {"nodes/status PATCH": 601, "leases PUT": 30, "pods PATCH": 12, "nccljobs/status PUT": 12})
+    assert table.extra_per_interval(quiet, busy) == {"nccljobs/status PUT": 1.0, "pods PATCH": 1.0}
+
+
+def test_progress_table_has_a_column_per_window():
+    r = {"controller": "operator", "scenario": "progress", "size": 1, "pods": 4096,
+         "create": {"times": {"running": {"p50": 80.0, "p99": 80.0}}},
+         "windows": [window(False, {"nodes/status PATCH": 600}),
+                     window(True, {"nodes/status PATCH": 600, "pods PATCH": 12, "nccljobs/status PUT": 12})]}
+    text = render([r])
+    assert "### progress" in text
+    assert row(text, "API server writes: pods PATCH") == ["—", "12 (0.20/s)"]
+    assert row(text, "status.progress.step followed the patches (shown / sent)")[1].startswith("12 / 12")
+    assert row(text, "extra writes per 5 s over the window without reports")[1] == \
+        "nccljobs/status PUT +1.00, pods PATCH +1.00"
+    assert row(text, "operator's writes in the namespace (audit)") == ["none", "update 12"]

@@ -103,3 +103,45 @@ class Timeline:
         with self.lock:
             out, self.root_running = self.root_running, []
         return out
+
+
+class ProgressFollow:
+    """The progress scenario's check: the steps the bench wrote on pod 0 (as its sidecar does) and
+    the steps the job's status.progress showed, each with the bench's clock: every write is
+    followed when the status shows its step or a later one after the write was sent."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.sent = []   # (time before the patch, step)
+        self.shown = []  # (time seen, step) at each change of status.progress.step
+
+    def on_sent(self, step, now):
+        with self.lock:
+            self.sent.append((now, step))
+
+    def on_job(self, kind, job, now):
+        progress = (job.get("status") or {}).get("progress") or {}
+        step = progress.get("step")
+        if kind == "DELETED" or not isinstance(step, int):
+            return
+        with self.lock:
+            if not self.shown or self.shown[-1][1] != step:
+                self.shown.append((now, step))
+
+    def last_shown(self):
+        with self.lock:
+            return self.shown[-1][1] if self.shown else None
+
+    def lags(self, since=0.0):
+        """For the writes sent at or after `since`: (seconds from each write until the status showed
+        its step or a later one, the number of writes never followed)."""
+        with self.lock:
+            sent, shown = [s for s in self.sent if s[0] >= since], list(self.shown)
+        lags, missing = [], 0
+        for t, step in sent:
+            seen = next((t2 for t2, s2 in shown if t2 >= t and s2 >= step), None)
+            if seen is None:
+                missing += 1
+            else:
+                lags.append(seen - t)
+        return lags, missing

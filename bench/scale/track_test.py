@@ -3,7 +3,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from track import JOBSET, OPERATOR, Timeline, percentile  # noqa: E402
+from track import JOBSET, OPERATOR, ProgressFollow, Timeline, percentile  # noqa: E402
 
 
 def pod(uid, job, attempt, index, phase="Pending", marks=OPERATOR, name=None):
@@ -66,3 +66,28 @@ def test_id_published_once_per_attempt_from_the_configmap():
     tl.on_configmap("MODIFIED", cm, 2.0)
     tl.on_configmap("MODIFIED", cm, 3.0)
     assert tl.id_at == {("j", 1): 2.0}
+
+
+def test_progress_followed_when_the_status_shows_the_step_or_a_later_one():
+    f = ProgressFollow()
+    job = {"status": {"progress": {"attempt": 1, "step": 5}}}
+    f.on_sent(5, 10.0)
+    f.on_job("MODIFIED", job, 10.2)
+    f.on_job("MODIFIED", job, 11.0)  # the same step again: not a change
+    f.on_sent(10, 15.0)
+    f.on_sent(15, 20.0)
+    f.on_job("MODIFIED", {"status": {"progress": {"step": 15}}}, 20.5)  # 10 and 15 in one write
+    f.on_sent(20, 25.0)  # never shown
+    f.on_job("MODIFIED", {"status": {}}, 26.0)
+    lags, missing = f.lags()
+    assert [round(x, 2) for x in lags] == [0.2, 5.5, 0.5]
+    assert missing == 1
+    assert f.last_shown() == 15
+    assert f.lags(since=20.0)[1] == 1 and len(f.lags(since=20.0)[0]) == 1
+
+
+def test_a_step_shown_before_the_write_does_not_follow_it():
+    f = ProgressFollow()
+    f.on_job("ADDED", {"status": {"progress": {"step": 50}}}, 1.0)
+    f.on_sent(5, 2.0)
+    assert f.lags() == ([], 1)
