@@ -28,6 +28,7 @@ scenario() {
   wait_for 30 "pr shows its progress (step/120)" shows_progress pr 120
   contains "kubectl get nj: PROGRESS column" "$(k get nj ps)" PROGRESS
   contains "kubectl get nj: the step" "$(k get nj ps)" "/120 ("
+  contains "kubectl describe nj: the progress" "$(k describe nj ps)" "Total Steps:"
   step1=$(nj ps '{.status.progress.step}')
   wait_for 15 "ps's step moves" step_beyond ps "$step1"
   check "ps restarts in place" "$(nj ps '{.status.restartStrategy}')" InPlace
