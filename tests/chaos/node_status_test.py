@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """testnode resends a pod status the API server could not take (found by chaos.py's apiserver
 runs: a pod that ended while kube-apiserver restarted stayed Running in the API for good, so its
-NcclJob never finished). On a control plane of its own (bridge tnc11): a pod runs; kube-apiserver
+NcclJob never finished). On a control plane of its own (bridge tnc<--bridge-index>, default 15): a pod runs; kube-apiserver
 is SIGKILLed; the pod's container ends, so testnode's status update fails (its log says so); the
 API server starts again; the pod must read Succeeded within 30 s.
 
@@ -21,6 +21,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build", default=os.path.join(os.path.dirname(__file__), "..", "..", "build"))
     ap.add_argument("--work", default=None, help="state dir (default BUILD/chaos-node-status; wiped first)")
+    ap.add_argument("--bridge-index", type=int, default=15, choices=range(11, 16), metavar="11..15",
+                    help="testnode bridge tnc<i>, pods on 10.246.<i>.0/24 (default 15; one per concurrent run)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("SKIP: needs root (testnode's network namespaces)")
@@ -29,7 +31,7 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     release = f"{work}/release"
-    c = Cluster(work, args.build, ns="nodestatus", bridge_index=11, with_operator=False)
+    c = Cluster(work, args.build, ns="nodestatus", bridge_index=args.bridge_index, with_operator=False)
     try:
         c.start()
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "ends-while-away"},
