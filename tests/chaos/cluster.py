@@ -130,6 +130,12 @@ class Cluster:
                     env[k] = v.strip('"')
         return env
 
+    def established(self):
+        """Whether CRD nccljobs.nccl.dev has condition Established True."""
+        out = self.kubectl("get", "crd/nccljobs.nccl.dev", "-o",
+                           'jsonpath={.status.conditions[?(@.type=="Established")].status}', check=False)
+        return out.strip() == "True"
+
     def kubectl(self, *args, stdin=None, check=True):
         return subprocess.run([f"{self.env['CONTROLPLANE_BIN']}/kubectl", "--kubeconfig",
                                f"{self.cp_dir}/kubeconfig", *args], input=stdin, text=True,
@@ -261,7 +267,13 @@ class Cluster:
         self.env = self.read_env()
         self.api = Api(self.cp_dir, self.env)
         self.kubectl("apply", "--server-side", "-f", f"{ROOT}/charts/nccl-operator/crds/")
-        self.kubectl("wait", "--for=condition=Established", "crd/nccljobs.nccl.dev", "--timeout=60s")
+        # Polled, not `kubectl wait`: that errs at once while a just-made CRD has no status
+        # conditions yet.
+        deadline = time.monotonic() + 60
+        while not self.established():
+            if time.monotonic() > deadline:
+                raise RuntimeError("CRD nccljobs.nccl.dev not Established within 60 s")
+            time.sleep(0.5)
         if self.api.get(f"/api/v1/namespaces/{self.ns}") is None:
             self.api.call("POST", "/api/v1/namespaces", {"metadata": {"name": self.ns}})
         log("starting testnode")

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 failures = []
 
@@ -43,8 +44,15 @@ def main():
     rc, out = kubectl("apply", "--server-side", "--force-conflicts", "-f", os.environ["NCCLOP_CRD_FILE"])
     if not check(rc == 0, "the CRD installs with kubectl apply --server-side", out):
         return 1
-    rc, out = kubectl("wait", "--for=condition=Established", "crd/nccljobs.nccl.dev", "--timeout=60s")
-    check(rc == 0, "the CRD is Established", out)
+    # Polled, not `kubectl wait`: that errs at once while a just-made CRD has no status conditions yet.
+    deadline = time.monotonic() + 60
+    while True:
+        rc, out = kubectl("get", "crd/nccljobs.nccl.dev", "-o",
+                          'jsonpath={.status.conditions[?(@.type=="Established")].status}')
+        if (rc == 0 and out == "True") or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    check(rc == 0 and out == "True", "the CRD is Established", out)
 
     rc, out = kubectl("explain", "nccljob.spec.template.spec.containers.resources")
     check(rc == 0 and "Compute Resources required by this container" in out and re.search(r"limits\s+<map", out),

@@ -66,7 +66,9 @@ def main():
     os.environ["KUBECONFIG"] = os.environ["NCCLOP_TEST_KUBECONFIG"]
     ns = f"apiwarn-{os.getpid()}"
     kubectl("apply", "--server-side", "--force-conflicts", "-f", os.environ["NCCLOP_CRD_FILE"])
-    kubectl("wait", "--for=condition=Established", "crd/nccljobs.nccl.dev", "--timeout=60s")
+    # Polled, not `kubectl wait`: that errs at once while a just-made CRD has no status conditions yet.
+    wait_for("CRD nccljobs.nccl.dev Established", lambda: kubectl(
+        "get", "crd/nccljobs.nccl.dev", "-o", 'jsonpath={.status.conditions[?(@.type=="Established")].status}') == "True")
     kubectl("create", "namespace", ns)
     log_path = os.path.join(tempfile.mkdtemp(prefix="ncclop-apiwarn-"), "operator.log")
     with open(log_path, "w") as log:

@@ -5,8 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
@@ -110,7 +112,14 @@ class OperatorTest : public ::testing::Test {
   static void SetUpTestSuite() {
     auto r = RunKubectl(std::string("apply --server-side --force-conflicts -f ") + NCCLOP_CRD_FILE);
     ASSERT_EQ(r.exit_code, 0) << r.output;
-    r = RunKubectl("wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s");
+    // kubectl wait errs at once while a just-made CRD has no status conditions yet: asked again
+    // until it answers, within a minute.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    do {
+      r = RunKubectl("wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s");
+      if (r.exit_code == 0) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    } while (std::chrono::steady_clock::now() < deadline);
     ASSERT_EQ(r.exit_code, 0) << r.output;
   }
 
