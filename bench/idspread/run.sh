@@ -59,7 +59,9 @@ CONTROLPLANE_APISERVER_FLAGS="--max-requests-inflight=3000 --max-mutating-reques
 source "$cp_dir/env"
 kc() { "$CONTROLPLANE_BIN/kubectl" --kubeconfig "$cp_dir/kubeconfig" "$@"; }
 kc apply --server-side --force-conflicts -f "$repo/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
-kc wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s >/dev/null
+# Asked again while the just-made CRD has no status conditions (kubectl wait errs then), for a minute.
+for _ in $(seq 120); do kc wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s >/dev/null 2>&1 && break; sleep 0.5; done
+kc wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=1s >/dev/null
 "$operator" --kubeconfig "$cp_dir/kubeconfig" --metrics-bind-address=0 --health-probe-bind-address=0 \
   --log-format=json >"$work/operator.log" 2>&1 &
 operator_pid=$!

@@ -56,7 +56,9 @@ trap cleanup EXIT
 
 k apply --server-side --force-conflicts -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
 k apply --server-side -f "$jobset_dir/crds/" >/dev/null
-k wait --for=condition=Established crd/nccljobs.nccl.dev crd/jobsets.jobset.x-k8s.io --timeout=60s >/dev/null
+# Asked again while a just-made CRD has no status conditions (kubectl wait errs then), for a minute.
+for _ in $(seq 120); do k wait --for=condition=Established crd/nccljobs.nccl.dev crd/jobsets.jobset.x-k8s.io --timeout=60s >/dev/null 2>&1 && break; sleep 0.5; done
+k wait --for=condition=Established crd/nccljobs.nccl.dev crd/jobsets.jobset.x-k8s.io --timeout=1s >/dev/null
 
 wait_until() {  # wait_until <seconds> <command...>
   local deadline=$(( $(date +%s) + $1 )); shift

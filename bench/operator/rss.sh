@@ -42,7 +42,9 @@ cleanup() {
 trap cleanup EXIT
 
 k apply --server-side --force-conflicts -f "$root/deploy/crd/nccl.dev_nccljobs.yaml" >/dev/null
-k wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s >/dev/null
+# Asked again while the just-made CRD has no status conditions (kubectl wait errs then), for a minute.
+for _ in $(seq 120); do k wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=60s >/dev/null 2>&1 && break; sleep 0.5; done
+k wait --for=condition=Established crd/nccljobs.nccl.dev --timeout=1s >/dev/null
 k create namespace "$ns" >/dev/null
 
 wait_until() {  # wait_until <seconds> <command...>
