@@ -36,13 +36,15 @@ std::optional<api::Progress> ParseProgressAnnotation(std::string_view annotation
   if (!report.is_object()) return std::nullopt;
   auto step = IntegerAt(report, contract::kFieldStep);
   auto attempt = IntegerAt(report, contract::kFieldAttempt);
-  auto time = report.find(contract::kFieldTime);
+  auto time_field = report.find(contract::kFieldTime);
   if (!step || *step < 0 || !attempt || *attempt < 1 || *attempt > INT32_MAX) return std::nullopt;
-  if (time == report.end() || !time->is_string() || !api::ParseTime(time->get<std::string>())) return std::nullopt;
+  if (time_field == report.end() || !time_field->is_string()) return std::nullopt;
+  std::optional<api::Time> time = api::ParseTime(time_field->get<std::string>());
+  if (!time) return std::nullopt;
   api::Progress out;
   out.attempt = static_cast<int>(*attempt);
   out.step = *step;
-  out.time = api::FormatTime(*api::ParseTime(time->get<std::string>()));
+  out.time = api::FormatTime(*time);
   if (auto total = IntegerAt(report, contract::kFieldTotal); total && *total > 0) out.total_steps = total;
   auto metrics = report.find(contract::kFieldMetrics);
   if (metrics != report.end() && metrics->is_object()) {
