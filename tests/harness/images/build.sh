@@ -317,8 +317,15 @@ print(digest.hexdigest()[:12])
 ' "$root" "$root/deploy/docker/Dockerfile.dockerignore" tests/harness/images tests/harness/versions.env
 }
 
+# The commit the images are built from, for their revision label ("-dirty": the tree had changes).
+revision() {
+  local head; head=$(git -C "$root" rev-parse HEAD 2>/dev/null) || { echo unknown; return; }
+  git -C "$root" diff --quiet HEAD -- 2>/dev/null && echo "$head" || echo "$head-dirty"
+}
+
 build_images() {
-  local t target pip_ca=()
+  local t target pip_ca=() rev
+  rev=$(revision)
   # pip in the build verifies HTTPS with this machine's CA bundle (which may hold a proxy's CA
   # that Debian's bundle in the image lacks); a secret, so it reaches no image.
   [ -s /etc/ssl/certs/ca-certificates.crt ] && pip_ca=(--secret id=pip-ca,src=/etc/ssl/certs/ca-certificates.crt)
@@ -330,6 +337,7 @@ build_images() {
       --opt target="$target" \
       --opt build-arg:BUILD_IMAGE="$registry/library/debian:$DEBIAN_SUITE" \
       --opt build-arg:TRAINER_BASE_IMAGE="$debian_image" \
+      --opt build-arg:REVISION="$rev" \
       "${pip_ca[@]}" \
       --output "type=image,name=$reg/nccl-$target:$tag,push=true" \
       >"$dir/logs/build-$target.log" 2>&1 \

@@ -5,7 +5,9 @@
 #     entrypoint of the image config runs `--help` in the unpacked root (chroot, as the image's
 #     user 65532, no shell or library from this machine); the binary is lean: it loads no
 #     libstdc++, libcurl, OpenSSL, mbedTLS or cpp-httplib library (they are linked in);
-#   - trainer: nccl-allreduce and nccl-k8s-id run `--help` there, every library they load is found.
+#   - trainer: nccl-allreduce and nccl-k8s-id run `--help` there, every library they load is found;
+#   - each: its OCI labels and SBOM (check_sbom.py: SPDX document, dpkg records scanners read, the
+#     wheels' metadata, the driver the trainer needs).
 #
 #   tests/harness/images/check.sh --dir D
 set -euo pipefail
@@ -14,7 +16,7 @@ dir=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) dir=$2; shift 2 ;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "check.sh: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -72,9 +74,19 @@ check_trainer() {
   done
 }
 
+check_sbom() {  # check_sbom <name>: after its image is unpacked into $work/<name>
+  local version out rc=0
+  version=$(tr -d '[:space:]' <"$here/../../../VERSION")
+  out=$(python3 "$here/check_sbom.py" "nccl-$1" "$work/$1" "$work/$1.json" "$version" 2>&1) || rc=$?
+  grep '^ok: ' <<<"$out" || true
+  grep -v '^ok: ' <<<"$out" >&2 || true
+  [ "$rc" -eq 0 ] || fail "$1: labels or SBOM (above)"
+}
+
 check_lean_image operator "$OPERATOR_IMAGE" nccl-operator
 check_lean_image sidecar "$SIDECAR_IMAGE" nccl-sidecar
 check_trainer
+for image in operator sidecar trainer; do check_sbom "$image"; done
 cat "$dir/images.txt"
 [ "$failures" -eq 0 ] || { echo "$failures image check(s) failed" >&2; exit 1; }
 echo "every image check passed"
