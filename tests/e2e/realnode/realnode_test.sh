@@ -59,6 +59,13 @@ echo "images: $OPERATOR_IMAGE, $SIDECAR_IMAGE, $TRAINER_IMAGE"
 rn_helm_install
 t_operator=$(date +%s)
 pass "helm install (the README's command): operator rolled out on the real node ($((t_operator - t_node))s)"
+# The chart's own test (its README tells users to run it): a pod of the operator image asks the
+# metrics Service, through kube-proxy and CoreDNS, on the real node.
+if helm_test_out=$(helm test nccl-operator -n nccl-system --timeout 120s 2>&1); then
+  pass "helm test nccl-operator: $(grep -m1 -o 'Phase: *[A-Za-z]*' <<<"$helm_test_out" | tr -s ' ')"
+else
+  fail "helm test nccl-operator: $helm_test_out $(kubectl -n nccl-system logs nccl-operator-test 2>&1 | tail -5)"
+fi
 # runs_image <what> <namespace> <pod> <container> <image>: the container runs that image as the
 # registry serves it: the digest in the kubelet's imageID is the registry's for the reference.
 # (Its `image` names one of the image's tags on the node: an image of the same content pulled
