@@ -54,18 +54,28 @@ INIT_TIMEOUT = 45   # initTimeoutSeconds (--init-timeout): bounds an attempt who
 CONVERGE_S = 240    # a run's jobs must be terminal this long after the fault
 
 
-def trainer_script(logs, linger=LINGER, fail_once=False):
+# In place, the attempt a start serves is its sidecar's (`GET /v1/info`), not NCCLJOB_ATTEMPT (the
+# attempt the pod was made for); the sidecar binds its API once it knows it (docs/contracts.md).
+SERVED_ATTEMPT = ('A=; n=0; while [ -z "$A" ]; do A=$(python3 -c \'import json, os, urllib.request as u; '
+                  'print(json.load(u.urlopen(os.environ["NCCLJOB_SIDECAR_URL"] + "/v1/info", timeout=2))["attempt"])\' '
+                  '2>/dev/null) || A=; if [ -z "$A" ]; then n=$((n + 1)); '
+                  'if [ $n -gt $((NCCLJOB_INIT_TIMEOUT_SECONDS * 5)) ]; then exit 1; fi; sleep 0.2; fi; done; ')
+
+
+def trainer_script(logs, linger=LINGER, fail_once=False, in_place=False):
     """The trainer: nccl-allreduce for the id (CPU: no NCCL communicator), then a barrier of all
     ranks in its stead (the root blocks in init until every rank joined, as ncclCommInitRank
     does; bounded by the init timeout), then `linger` seconds of "training". fail_once: rank 1
     of attempt 1 exits 1 after the barrier. testnode runs containers as host processes, so the
     trainer writes its log where the harness reads it after the pod is gone; the debug kill
-    signals the container's process group."""
-    ready = f"{logs}/$NCCLJOB_NAME.$NCCLJOB_ATTEMPT.ready"
-    fail = ('if [ "$NCCLJOB_ATTEMPT" = 1 ] && [ "$NCCLJOB_INDEX" = 1 ]; then echo "failing on purpose" >>$log; '
+    signals the container's process group. in_place: the attempt it names (logs, barrier) is the
+    one its sidecar serves."""
+    ready = f"{logs}/$NCCLJOB_NAME.$A.ready"
+    fail = ('if [ "$A" = 1 ] && [ "$NCCLJOB_INDEX" = 1 ]; then echo "failing on purpose" >>$log; '
             'exit 1; fi; ') if fail_once else ""
-    return (f'log={logs}/$POD_NAME.$NCCLJOB_ATTEMPT.$POD_UID.log; '
-            'echo "pod-ip $POD_IP attempt $NCCLJOB_ATTEMPT index $NCCLJOB_INDEX" >>$log; '
+    return (f'{SERVED_ATTEMPT if in_place else "A=$NCCLJOB_ATTEMPT; "}'
+            f'log={logs}/$POD_NAME.$A.$POD_UID.log; '
+            'echo "pod-ip $POD_IP attempt $A index $NCCLJOB_INDEX" >>$log; '
             f'if [ "$NCCLJOB_INDEX" = 0 ]; then sleep {ROOT_DELAY}; fi; '
             'nccl-allreduce --linger-seconds 0 >>$log 2>&1 || exit $?; '
             f'touch {ready}.$NCCLJOB_INDEX; n=0; '
@@ -76,17 +86,20 @@ def trainer_script(logs, linger=LINGER, fail_once=False):
             f'{fail}sleep {linger}')
 
 
-def job_object(name, replicas, build, logs, init_timeout=INIT_TIMEOUT, max_restarts=6, script=None):
+def job_object(name, replicas, build, logs, init_timeout=INIT_TIMEOUT, max_restarts=6, script=None,
+               restart_strategy="Recreate"):
     env = [{"name": "PATH", "value": f"{build}/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
     for var, path in (("POD_NAME", "metadata.name"), ("POD_UID", "metadata.uid"), ("POD_IP", "status.podIP")):
         env.append({"name": var, "valueFrom": {"fieldRef": {"fieldPath": path}}})
     return {
         "apiVersion": "nccl.dev/v1alpha1", "kind": "NcclJob", "metadata": {"name": name},
         "spec": {"replicas": replicas, "gpusPerPod": 0, "initTimeoutSeconds": init_timeout,
-                 "failurePolicy": {"maxRestarts": max_restarts, "backoffSeconds": 1, "failFastExitCodes": [2]},
+                 "failurePolicy": {"maxRestarts": max_restarts, "backoffSeconds": 1, "failFastExitCodes": [2],
+                                   "restartStrategy": restart_strategy},
                  "template": {"spec": {"containers": [{
                      "name": "trainer", "image": "nccl-trainer:0.1.0",
-                     "command": ["/bin/sh", "-c", script or trainer_script(logs)], "env": env,
+                     "command": ["/bin/sh", "-c", script or trainer_script(logs, in_place=restart_strategy == "InPlace")],
+                     "env": env,
                      "resources": {"requests": {"cpu": "10m", "memory": "32Mi"}}}]}}},
     }
 
@@ -287,6 +300,9 @@ def main():
     ap.add_argument("--init-timeout", type=int, default=INIT_TIMEOUT,
                     help=f"the jobs' initTimeoutSeconds (default {INIT_TIMEOUT})")
     ap.add_argument("--max-minutes", type=float, default=60, help="stop starting runs after this (default 60)")
+    ap.add_argument("--restart-strategy", choices=("Recreate", "InPlace"), default="Recreate",
+                    help="the jobs' failurePolicy.restartStrategy (InPlace: the node declares "
+                         "RestartAllContainersOnContainerExits; default Recreate)")
     add_run_options(ap, "chaos", bridge_index=15)
     ap.add_argument("--json", default=None, help="write the per-run records and the summary here")
     args = ap.parse_args()
@@ -295,8 +311,10 @@ def main():
     if unknown or args.runs < 1 or args.replicas < 2 or args.jobs < 1:
         ap.error(f"unknown kinds {unknown}" if unknown else "--runs >= 1, --jobs >= 1, --replicas >= 2")
     build, seed, rng, work = start(args, "chaos", "the chaos harness")
-    log(f"seed {seed}, {args.runs} runs of {args.jobs} x {args.replicas}-pod jobs, kinds {kinds}, state {work}")
-    cluster = Cluster(work, build, bridge_index=args.bridge_index)
+    log(f"seed {seed}, {args.runs} runs of {args.jobs} x {args.replicas}-pod jobs, kinds {kinds}, "
+        f"restartStrategy {args.restart_strategy}, state {work}")
+    in_place = args.restart_strategy == "InPlace"
+    cluster = Cluster(work, build, bridge_index=args.bridge_index, restart_all_feature=in_place)
     started = time.monotonic()
     records, audit_offset, creates = [], 0, []
     try:
@@ -309,7 +327,8 @@ def main():
             run = Run(cluster, number, kind, args.jobs, args.replicas, rng)
             for name in run.names:
                 code, _ = cluster.api.call("POST", jobs_path(cluster.ns),
-                                           job_object(name, args.replicas, build, cluster.trainer_logs, args.init_timeout))
+                                           job_object(name, args.replicas, build, cluster.trainer_logs, args.init_timeout,
+                                                      restart_strategy=args.restart_strategy))
                 if code != 201:
                     raise RuntimeError(f"creating {name}: HTTP {code}")
             violations = []
@@ -332,6 +351,8 @@ def main():
                 attempts[name] = run.state(name).get("attempt")
                 violations += invariants.status_matches_pods(cluster.api, cluster.ns, name, creates)
                 violations += invariants.ids_of_own_attempt(cluster.trainer_logs, name)
+                if in_place:
+                    violations += invariants.restarted_in_place(cluster.api, cluster.ns, name, creates)
             uids = cluster.delete_jobs(run.names)
             try:
                 wait_until(f"run {number}: nothing left", 90, lambda: not invariants.leftovers(cluster.api, cluster.ns, uids), 0.5)

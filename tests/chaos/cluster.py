@@ -81,7 +81,8 @@ def jobs_path(ns, name=""):
 class Cluster:
     """Control plane + testnode + operator. start() brings them up, stop() takes them down."""
 
-    def __init__(self, work, build, ns="chaos", bridge_index=15, operator_flags=(), with_operator=True):
+    def __init__(self, work, build, ns="chaos", bridge_index=15, operator_flags=(), with_operator=True,
+                 restart_all_feature=False):
         self.work = os.path.abspath(work)
         self.build = os.path.abspath(build)
         self.ns = ns
@@ -94,6 +95,9 @@ class Cluster:
         self.node_name = f"chaos-node-{bridge_index}"
         self.operator_flags = list(operator_flags)
         self.with_operator = with_operator
+        # Whether testnode declares RestartAllContainersOnContainerExits (as 1.36+ kubelets do), so
+        # that jobs may restart in place.
+        self.restart_all_feature = restart_all_feature
         self.node_proc = None
         self.operator_proc = None
         self.operator_log = None
@@ -155,9 +159,9 @@ class Cluster:
              "--cpu", "256", "--memory", "1024Gi", "--max-pods", "1000",
              "--ca-cert", f"{self.cp_dir}/pki/ca.crt", "--ca-key", f"{self.cp_dir}/pki/ca.key",
              "--image-map", image_map, "--kubeconfig", f"{self.cp_dir}/kubeconfig",
-             # The node declares no features: restartStrategy Auto recreates pods, the strategy whose
-             # invariants these kinds check (their trainers name attempts by NCCLJOB_ATTEMPT).
-             "--declared-features="],
+             # Without the feature the node declares none (testnode's default is to declare it),
+             # and restartStrategy Auto recreates pods.
+             *([] if self.restart_all_feature else ["--declared-features="])],
             stdout=self.node_log, stderr=subprocess.STDOUT)
         wait_until("testnode ready", 90, lambda: os.path.exists(f"{self.state}/ready") or
                    self.node_proc.poll() is not None)

@@ -113,10 +113,14 @@ def status_matches_pods(api, ns, job, creates):
     status = obj.get("status", {})
     bad = []
     attempts = [int(a) for (name, a, _) in creates if a and re.fullmatch(rf"{re.escape(job)}-\d+", name or "")]
+    # In place, pods move to a later attempt without being made again: their label says which.
+    pods = api.items(f"/api/v1/namespaces/{ns}/pods?labelSelector={JOB_LABEL}={job}") or []
+    attempts += [int(p["metadata"]["labels"][ATTEMPT_LABEL]) for p in pods
+                 if p["metadata"].get("labels", {}).get(ATTEMPT_LABEL, "").isdigit()]
     if attempts and status.get("attempt") != max(attempts):
-        bad.append(f"{job}: status.attempt {status.get('attempt')} but pods were made for attempt {max(attempts)}")
+        bad.append(f"{job}: status.attempt {status.get('attempt')} but its pods were made for or moved to "
+                   f"attempt {max(attempts)}")
     if status.get("state") == "Succeeded":
-        pods = api.items(f"/api/v1/namespaces/{ns}/pods?labelSelector={JOB_LABEL}={job}") or []
         current = [p for p in pods if p["metadata"].get("labels", {}).get(ATTEMPT_LABEL) == str(status.get("attempt"))]
         not_done = [p["metadata"]["name"] for p in current if not trainer_exited_zero(p)]
         if not_done:
@@ -125,6 +129,24 @@ def status_matches_pods(api, ns, job, creates):
         if len(current) != obj["spec"]["replicas"]:
             bad.append(f"{job}: Succeeded with {len(current)} pods of attempt {status.get('attempt')}, "
                        f"want {obj['spec']['replicas']}")
+    return bad
+
+
+def restarted_in_place(api, ns, job, creates):
+    """Under restartStrategy InPlace every restart kept the pods: each pod of the job was created
+    once (no fault here takes a pod away), and the job says its attempts ran in place."""
+    bad = []
+    made = {}
+    for name, _, uid in creates:
+        if name and re.fullmatch(rf"{re.escape(job)}-\d+", name):
+            made.setdefault(name, set()).add(uid)
+    again = {name: len(uids) for name, uids in made.items() if len(uids) > 1}
+    if again:
+        bad.append(f"{job}: pods made again under restartStrategy InPlace: {again}")
+    obj = api.get(jobs_path(ns, job)) or {}
+    status = obj.get("status", {})
+    if (status.get("attempt") or 1) > 1 and status.get("restartStrategy") != "InPlace":
+        bad.append(f"{job}: attempt {status.get('attempt')} ran with restartStrategy {status.get('restartStrategy')!r}")
     return bad
 
 
