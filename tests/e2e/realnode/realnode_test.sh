@@ -16,6 +16,9 @@
 #     again while the others restart in place (no gang); exit code 2 in
 #     failFastExitCodes: Failed without a restart; deleting a job removes its pods, children and
 #     containers;
+#   - devices through Dynamic Resource Allocation (dra.sh): an NcclJob whose template claims one
+#     device per pod from a ResourceClaimTemplate of the node's DRA driver: each pod's claim
+#     allocated and reserved for it, the trainer sees the device's CDI env, Succeeded, claims gone;
 #   - what a user sees when the cluster says no: an image that does not exist, a command that
 #     does not exist, a pod that asks more CPU than the node has: kubectl get nj (Reason) and
 #     kubectl describe nj name the pod and the cluster's reason within seconds.
@@ -54,6 +57,7 @@ check() {  # check <description> <command...>
   local what=$1; shift
   if "$@"; then pass "$what"; else fail "$what"; fi
 }
+wait_until() { local d=$(( $(date +%s) + $1 )); shift; until "$@"; do [ "$(date +%s)" -lt $d ] || return 1; sleep 0.3; done; }
 
 echo "images: $OPERATOR_IMAGE, $SIDECAR_IMAGE, $TRAINER_IMAGE"
 rn_helm_install
@@ -242,7 +246,6 @@ running_in_ns() {
   local ids; ids=$($REALNODE_CTR containers ls -q "labels.\"io.kubernetes.pod.namespace\"==$ns" 2>/dev/null)
   $REALNODE_CTR tasks ls 2>/dev/null | awk 'NR > 1 && $3 == "RUNNING" {print $1}' | grep -Fxf <(echo "$ids") -q
 }
-wait_until() { local d=$(( $(date +%s) + $1 )); shift; until "$@"; do [ "$(date +%s)" -lt $d ] || return 1; sleep 0.3; done; }
 check "delete: pods, Service, ConfigMap, RBAC of the job are gone" wait_until 60 gone
 check "delete: no container of the job runs on the node any more" wait_until 30 eval '! running_in_ns' 
 
@@ -264,6 +267,10 @@ spec:
 YAML
 check "fail-fast: exit code 2 fails the job without a restart" rn_wait 60 "$ns" nccljob/ff \
   '{.status.state}/{.status.restarts}/{.status.conditions[?(@.type=="Failed")].reason}' Failed/0/FailFastExitCode
+
+# ---- devices through Dynamic Resource Allocation ---------------------------------------------------
+# shellcheck source=dra.sh
+source "$here/dra.sh"
 
 # ---- what a user sees when the cluster says no ----------------------------------------------------
 ns=rn-no

@@ -2,7 +2,8 @@
 # Builds kube-apiserver, kube-controller-manager, kube-scheduler, kubectl, etcd and helm from their Go
 # modules at the versions pinned in tests/harness/versions.env. Output is cached per version under
 # $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run returns at once.
-# --node also builds kubelet and kube-proxy from the same k8s.io/kubernetes module
+# --node also builds kubelet and kube-proxy from the same k8s.io/kubernetes module, and its e2e
+# DRA test driver (test/e2e/dra/test-driver, as dra-test-driver: the real node's device driver)
 # (tests/harness/realnode). Prints the bin directory on its last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -11,7 +12,7 @@ source "$here/../versions.env"
 cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
 bin="$cache/bin/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION-helm-$HELM_VERSION"
 kube_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
-if [ "${1:-}" = --node ]; then kube_cmds+=(kubelet kube-proxy); fi
+if [ "${1:-}" = --node ]; then kube_cmds+=(kubelet kube-proxy dra-test-driver); fi
 want=("${kube_cmds[@]}" etcd helm)
 
 have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
@@ -26,6 +27,13 @@ if have_all; then echo "$bin"; exit 0; fi
 export GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0
 ldflags="-s -w"
 log() { echo "[controlplane-build] $*" >&2; }
+# The package of each program: cmd/<name>, but for the DRA test driver of Kubernetes' e2e tests.
+kube_package() {
+  case "$1" in
+    dra-test-driver) echo k8s.io/kubernetes/test/e2e/dra/test-driver ;;
+    *) echo "k8s.io/kubernetes/cmd/$1" ;;
+  esac
+}
 
 build_kube() {
   local mod="$cache/src/kube-$KUBE_VERSION"
@@ -59,6 +67,7 @@ import (
 	_ "k8s.io/kubernetes/cmd/kubectl"
 	_ "k8s.io/kubernetes/cmd/kubelet"
 	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/test/e2e/dra/test-driver"
 )
 GO
     log "resolving k8s.io/kubernetes $KUBE_VERSION modules"
@@ -70,7 +79,7 @@ GO
       log "building $c"
       local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
       local vflags="-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$KUBE_VERSION"
-      go build -tags tools -ldflags "$ldflags $vflags" -o "$bin/$c.tmp" "k8s.io/kubernetes/cmd/$c"
+      go build -tags tools -ldflags "$ldflags $vflags" -o "$bin/$c.tmp" "$(kube_package "$c")"
       mv "$bin/$c.tmp" "$bin/$c"
     done
   )

@@ -2,11 +2,12 @@
 # Builds the real node's programs from their Go modules at the versions pinned in
 # tests/harness/versions.env: containerd, containerd-shim-runc-v2 and ctr, runc (with seccomp:
 # needs libseccomp-dev), the CNI plugins bridge, host-local and loopback, and CoreDNS with only
-# the plugins the node uses. The kubelet, kube-scheduler and kube-proxy come from
-# tests/harness/controlplane/build.sh --node (the control plane's k8s.io/kubernetes pin). Cached per
-# version under $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run returns at once.
-# Prints two lines: the node's bin directory, then the control plane's (which has kubelet,
-# kube-scheduler, kube-proxy, kubectl).
+# the plugins the node uses. The kubelet, kube-scheduler, kube-proxy and the DRA test driver
+# (dra-test-driver) come from tests/harness/controlplane/build.sh --node (the control plane's
+# k8s.io/kubernetes pin). Cached per version under $NCCLOP_CACHE (default
+# ~/.cache/nccl-operator); a second run returns at once. Prints two lines: the node's bin
+# directory, then the control plane's (which has kubelet, kube-scheduler, kube-proxy,
+# dra-test-driver, kubectl).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null

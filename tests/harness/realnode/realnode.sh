@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # A real one-node Kubernetes cluster on this machine, for the real-node tests and the demo: the
 # local control plane (tests/harness/controlplane) plus kube-scheduler, kube-proxy (iptables),
-# CoreDNS for cluster.local, containerd 2 with runc and the CNI bridge, and the kubelet. Every
-# program is built from its Go module at the versions pinned in tests/harness/versions.env
-# (build.sh, cached).
+# CoreDNS for cluster.local, containerd 2 with runc and the CNI bridge, the kubelet, and
+# Kubernetes' e2e DRA test driver as the node's device driver. Every program is built from its Go
+# module at the versions pinned in tests/harness/versions.env (build.sh, cached).
 #
 #   realnode.sh up --dir D                 start all, wait for the Node to be Ready, write D/env
 #   realnode.sh down --dir D               stop everything started in D, remove its containers,
@@ -11,8 +11,10 @@
 #   realnode.sh import --dir D FILE.tar... import OCI image archives into the node's containerd
 #
 # D/env holds KUBECONFIG, REALNODE_DIR, REALNODE_NAME, REALNODE_IP, REALNODE_BIN (containerd,
-# runc, ctr, ...), CONTROLPLANE_BIN (kubectl, helm, kubelet, ...) and REALNODE_CTR (a ctr
-# command line for the node's containerd, namespace k8s.io).
+# runc, ctr, ...), CONTROLPLANE_BIN (kubectl, helm, kubelet, ...), REALNODE_CTR (a ctr
+# command line for the node's containerd, namespace k8s.io), and for Dynamic Resource Allocation
+# REALNODE_DRA_DRIVER (the test driver's name), REALNODE_DEVICE_CLASS (the DeviceClass of its
+# devices) and REALNODE_CDI_DIR (where it writes the CDI specs containerd reads).
 # Needs root, iptables and libseccomp-dev (runc's build); one real node per machine (the
 # interfaces below are fixed). Settings ($VAR, default):
 #   REALNODE_NAME (realnode)       the Node's name
@@ -22,7 +24,11 @@
 #                                  (the kubernetes Service's endpoint), CoreDNS listens on it
 #   REALNODE_REGISTRY (empty)      host:port of a plain-HTTP registry containerd pulls from
 # Cluster facts: service range 10.0.0.0/24 (kubernetes at 10.0.0.1), cluster DNS at the node
-# IP, domain cluster.local. This host is cgroup v1 and a VM whose PID 1 is not an init: the
+# IP, domain cluster.local. Devices: the DRA test driver (test-driver.cdi.k8s.io) runs on the
+# host beside the kubelet, registers through the kubelet's plugins_registry, publishes a
+# ResourceSlice of 4 devices for the node and, when the kubelet prepares a claim, writes a CDI
+# spec whose env vars containerd puts into the containers that use it; DeviceClass
+# dra-test-device selects its devices. This host is cgroup v1 and a VM whose PID 1 is not an init: the
 # kubelet runs with failCgroupV1: false and cgroupDriver: cgroupfs, containerd's CRI with
 # disable_apparmor and restrict_oom_score_adj (runc failed "can't get final child's PID from
 # pipe: EOF" without them).
@@ -41,6 +47,9 @@ bridge=rnbr0
 cp="$dir/controlplane"
 ctrd="$dir/containerd"
 pause_image=localhost/realnode/pause:1
+dra_driver=test-driver.cdi.k8s.io
+device_class=dra-test-device
+cdi_dir="$dir/cdi"
 
 start() {  # start <name> <program> [args...]: in the background, pid in D/<name>.pid
   local name=$1; shift
@@ -61,7 +70,7 @@ wait_for() {  # wait_for <seconds> <what> <command...>: poll until the command s
   local secs=$1 what=$2; shift 2
   local deadline=$(( $(date +%s) + secs ))
   until "$@" >/dev/null 2>&1; do
-    alive_or_fail containerd coredns kube-proxy kube-scheduler kubelet || return 1
+    alive_or_fail containerd coredns kube-proxy kube-scheduler kubelet dra-driver || return 1
     [ "$(date +%s)" -lt "$deadline" ] || { log "$what not ready after ${secs}s (logs in $dir/logs)"; return 1; }
     sleep 0.3
   done
@@ -91,7 +100,7 @@ JSON
 }
 
 containerd_up() {
-  mkdir -p "$ctrd/certs.d"
+  mkdir -p "$ctrd/certs.d" "$cdi_dir"
   if [ -n "$registry" ]; then
     mkdir -p "$ctrd/certs.d/$registry"
     printf 'server = "http://%s"\n\n[host."http://%s"]\n  capabilities = ["pull", "resolve"]\n' \
@@ -110,6 +119,7 @@ state = "$ctrd/state"
   disable_apparmor = true
   restrict_oom_score_adj = true
   netns_mounts_under_state_dir = true
+  cdi_spec_dirs = ['$cdi_dir']
   [plugins.'io.containerd.cri.v1.runtime'.containerd]
     default_runtime_name = 'runc'
     [plugins.'io.containerd.cri.v1.runtime'.containerd.runtimes.runc]
@@ -213,6 +223,47 @@ YAML
     --root-dir "$dir/kubelet" --cert-dir "$dir/pki" -v 2
 }
 
+# Kubernetes' e2e DRA test driver as the node's device driver, a host process like the kubelet:
+# its registration socket in the kubelet's plugins_registry, its DRA socket under the kubelet's
+# plugins dir, its CDI specs where containerd looks (cdi_spec_dirs). It publishes the node's
+# ResourceSlice as user realnode:dra-driver (the permissions of the driver's own example RBAC).
+# Started once the Node exists: the kubelet deletes the node's ResourceSlices when it starts.
+dra_driver_up() {
+  kubectl apply -f - >/dev/null <<YAML
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRole
+metadata: {name: realnode-dra-driver}
+rules:
+- {apiGroups: [resource.k8s.io], resources: [resourceslices], verbs: [get, list, watch, create, update, patch, delete]}
+- {apiGroups: [resource.k8s.io], resources: [resourceclaims], verbs: [get]}
+- {apiGroups: [""], resources: [nodes], verbs: [get]}
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: ClusterRoleBinding
+metadata: {name: realnode-dra-driver}
+roleRef: {apiGroup: rbac.authorization.k8s.io, kind: ClusterRole, name: realnode-dra-driver}
+subjects: [{apiGroup: rbac.authorization.k8s.io, kind: User, name: "realnode:dra-driver"}]
+---
+apiVersion: resource.k8s.io/v1
+kind: DeviceClass
+metadata: {name: $device_class}
+spec:
+  selectors: [{cel: {expression: 'device.driver == "$dra_driver"'}}]
+YAML
+  # It makes the plugins dir but not its own socket's dir under it; and it reads KUBECONFIG before
+  # its --kubeconfig flag: give it its own.
+  mkdir -p "$dir/kubelet/plugins/$dra_driver"
+  KUBECONFIG="$dir/dra-driver.kubeconfig" start dra-driver "$CONTROLPLANE_BIN/dra-test-driver" \
+    --drivername "$dra_driver" -v 3 kubelet-plugin --node-name "$node" --num-devices 4 \
+    --plugin-registration-path "$dir/kubelet/plugins_registry" --datadir "$dir/kubelet/plugins" \
+    --cdi-dir "$cdi_dir"
+}
+
+# The driver's ResourceSlice for the node is published (the scheduler allocates from it).
+devices_published() {
+  [ -n "$(kubectl get resourceslices --field-selector "spec.nodeName=$node,spec.driver=$dra_driver" -o name)" ]
+}
+
 # Ready, and the node lifecycle controller has removed the not-ready taint the kubelet registers with.
 node_ready() {
   [ "$(kubectl get node "$node" -o jsonpath='{.status.conditions[?(@.type=="Ready")].status}/{.spec.taints}')" = True/ ]
@@ -231,7 +282,7 @@ up() {
   network_up
   CONTROLPLANE_BIND_ADDRESS=0.0.0.0 \
   CONTROLPLANE_APISERVER_FLAGS="${CONTROLPLANE_APISERVER_FLAGS:-} --advertise-address=$node_ip" \
-  CONTROLPLANE_EXTRA_CONTROLLERS=endpoints-controller,endpointslice-controller,node-lifecycle-controller \
+  CONTROLPLANE_EXTRA_CONTROLLERS=endpoints-controller,endpointslice-controller,node-lifecycle-controller,resourceclaim-controller \
     "$here/../controlplane/controlplane.sh" up --dir "$cp"
   # shellcheck source=/dev/null
   source "$cp/env"
@@ -241,7 +292,8 @@ up() {
   sign kube-proxy "/CN=system:kube-proxy"
   sign kube-scheduler "/CN=system:kube-scheduler"
   sign coredns "/CN=realnode:coredns"
-  local c; for c in kubelet kube-proxy kube-scheduler coredns; do
+  sign dra-driver "/CN=realnode:dra-driver"
+  local c; for c in kubelet kube-proxy kube-scheduler coredns dra-driver; do
     write_kubeconfig "$dir/$c.kubeconfig" "$APISERVER_URL" "$cp/pki/ca.crt" "$dir/pki" "$c"
   done
   # Without the Node authorizer the kubelet gets the system:node role through RBAC; CoreDNS
@@ -274,7 +326,9 @@ YAML
     --authorization-kubeconfig "$dir/kube-scheduler.kubeconfig" --leader-elect=false --secure-port=0
   kubelet_up
   wait_for 120 "node $node" node_ready
+  dra_driver_up
   wait_for 60 CoreDNS dns_ready
+  wait_for 60 "the DRA test driver's ResourceSlice" devices_published
   cat > "$dir/env" <<ENV
 export REALNODE_DIR=$dir
 export REALNODE_NAME=$node
@@ -285,6 +339,9 @@ export CONTROLPLANE_DIR=$cp
 export APISERVER_URL=$APISERVER_URL
 export KUBECONFIG=$cp/kubeconfig
 export REALNODE_CTR="$REALNODE_BIN/ctr --address $ctrd/containerd.sock -n k8s.io"
+export REALNODE_DRA_DRIVER=$dra_driver
+export REALNODE_DEVICE_CLASS=$device_class
+export REALNODE_CDI_DIR=$cdi_dir
 ENV
   log "node $node Ready in $(( $(date +%s) - started ))s (source $dir/env)"
 }
@@ -323,6 +380,7 @@ remove_kube_iptables() {
 }
 
 down() {
+  stop_pid dra-driver
   stop_pid kubelet
   stop_pid kube-scheduler
   local bin="${REALNODE_BIN:-}"
@@ -344,7 +402,7 @@ down() {
   stop_pid coredns
   unmount_all
   ip link del "$bridge" 2>/dev/null || true
-  rm -rf "$dir/cni/ipam"
+  rm -rf "$dir/cni/ipam" "$cdi_dir"
   "$here/../controlplane/controlplane.sh" down --dir "$cp"
   # Empty pod cgroups the kubelet made (cgroupfs driver), deepest first.
   local d
