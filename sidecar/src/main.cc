@@ -194,6 +194,13 @@ int main(int argc, char** argv) {
                    std::string(contract::kSidecarStateFlag).c_str(), config.in_place_state.c_str(), state.error.c_str());
       return kExitBadConfig;
     }
+    // For the next start only: this one still decides on what it read (served_attempt.h).
+    if (auto entered = sidecar::AttemptEnteredAtStart(state.attempt, config.attempt)) {
+      if (std::string error = sidecar::WriteServedAttempt(config.in_place_state, *entered); !error.empty()) {
+        std::fprintf(stderr, "nccl-sidecar: cannot record the attempt the pod entered: %s\n", error.c_str());
+        return kExitStateNotWritten;
+      }
+    }
   }
 
   sidecar::ProcessEvents events;  // blocks SIGTERM/SIGINT before any thread starts

@@ -53,6 +53,11 @@ ServedAttemptDecision DecideServedAttempt(std::optional<int64_t> state_file, int
   return {};
 }
 
+std::optional<int64_t> AttemptEnteredAtStart(std::optional<int64_t> state_file, int64_t env_attempt) {
+  if (state_file) return std::nullopt;
+  return env_attempt;
+}
+
 bool AttemptOver(int64_t served, int64_t configmap_attempt) { return configmap_attempt > served; }
 
 ServedAttemptFile ReadServedAttempt(const std::string& dir) {

@@ -39,6 +39,14 @@ struct ServedAttemptDecision {
 ServedAttemptDecision DecideServedAttempt(std::optional<int64_t> state_file, int64_t env_attempt,
                                           int64_t configmap_attempt);
 
+// What a start records before it waits for the ConfigMap: a pod's first start (no state file) enters
+// the attempt the pod was made for, so it records that attempt at once, before it has served it. A
+// restart of the pod's containers before the first start served (its trainer killed while the
+// sidecar still waited for the ConfigMap) is then the end of that attempt for this pod, as every
+// other restart is: it waits for the next attempt instead of serving the one that just failed.
+// nullopt: nothing to record (a later start, whose file already says).
+std::optional<int64_t> AttemptEnteredAtStart(std::optional<int64_t> state_file, int64_t env_attempt);
+
 // Serving `served`: the ConfigMap names a later attempt, so this pod's attempt is over.
 bool AttemptOver(int64_t served, int64_t configmap_attempt);
 

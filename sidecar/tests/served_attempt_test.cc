@@ -56,6 +56,18 @@ TEST(ServedAttempt, ARestartWaitsForTheNextAttemptAndNeverServesTheLastAgain) {
   EXPECT_EQ(DecideServedAttempt(3, 1, 6).attempt, 6);
 }
 
+TEST(ServedAttempt, AFirstStartRecordsItsAttemptBeforeItServesIt) {
+  EXPECT_EQ(AttemptEnteredAtStart(std::nullopt, 3), 3);
+  EXPECT_EQ(AttemptEnteredAtStart(5, 3), std::nullopt);  // a later start: its file already says
+  // Killed before it served 3 (the ConfigMap not listed yet), the pod restarts: the restart reads 3
+  // and waits for the next attempt, as a restart after serving 3 does.
+  const std::optional<int64_t> recorded = AttemptEnteredAtStart(std::nullopt, 3);
+  EXPECT_FALSE(DecideServedAttempt(recorded, 3, 3).serve);
+  EXPECT_FALSE(DecideServedAttempt(recorded, 3, 3).restart);
+  EXPECT_EQ(DecideServedAttempt(recorded, 3, 4).attempt, 4);
+  EXPECT_TRUE(DecideServedAttempt(recorded, 3, 4).serve);
+}
+
 TEST(ServedAttempt, OnlyALaterAttemptEndsTheServedOne) {
   EXPECT_FALSE(AttemptOver(4, 3));
   EXPECT_FALSE(AttemptOver(4, 4));

@@ -83,7 +83,7 @@ def trainer_script(logs, linger=LINGER, fail_once=False, in_place=False):
             'n=$((n + 1)); if [ $n -gt $((NCCLJOB_INIT_TIMEOUT_SECONDS * 5)) ]; then '
             'echo "barrier: not every rank joined" >>$log; exit 1; fi; sleep 0.2; done; '
             'echo "barrier: every rank joined" >>$log; '
-            f'{fail}sleep {linger}')
+            f'{fail}sleep {linger}; echo "{invariants.TRAINER_DONE}" >>$log')
 
 
 def job_object(name, replicas, build, logs, init_timeout=INIT_TIMEOUT, max_restarts=6, script=None,
@@ -352,7 +352,11 @@ def main():
                 violations += invariants.status_matches_pods(cluster.api, cluster.ns, name, creates)
                 violations += invariants.ids_of_own_attempt(cluster.trainer_logs, name)
                 if in_place:
-                    violations += invariants.restarted_in_place(cluster.api, cluster.ns, name, creates)
+                    violations += invariants.restarted_in_place(cluster.api, cluster.ns, name, creates,
+                                                                cluster.trainer_logs)
+                # A per-job fault hits one container of the job once: it may cost that attempt, no more.
+                if kind in PER_JOB and (attempts[name] or 1) > 2:
+                    violations.append(f"{name}: one {kind} fault cost {attempts[name] - 1} attempts")
             uids = cluster.delete_jobs(run.names)
             try:
                 wait_until(f"run {number}: nothing left", 90, lambda: not invariants.leftovers(cluster.api, cluster.ns, uids), 0.5)

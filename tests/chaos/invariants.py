@@ -48,6 +48,9 @@ def no_duplicate_pods(creates):
             for (name, attempt), uids in sorted(seen.items()) if len(uids) > 1]
 
 
+TRAINER_DONE = "trainer done"  # the chaos trainer's last line before it exits 0
+
+
 def trainer_records(trainer_logs, job):
     """{attempt: {index: (pod_ip, id_line_or_None, joined)}} from the log files the trainers write
     (joined: the rank passed the barrier that stands in for communicator init)."""
@@ -112,14 +115,19 @@ def status_matches_pods(api, ns, job, creates):
         return [f"{job}: cannot read the NcclJob"]
     status = obj.get("status", {})
     bad = []
-    attempts = [int(a) for (name, a, _) in creates if a and re.fullmatch(rf"{re.escape(job)}-\d+", name or "")]
-    # In place, pods move to a later attempt without being made again: their label says which.
+    made_for = [int(a) for (name, a, _) in creates if a and re.fullmatch(rf"{re.escape(job)}-\d+", name or "")]
+    # In place, pods move to a later attempt without being made again: their label says which. A
+    # failed job's in-place pods are deleted, so only its creates are left to compare with.
     pods = api.items(f"/api/v1/namespaces/{ns}/pods?labelSelector={JOB_LABEL}={job}") or []
-    attempts += [int(p["metadata"]["labels"][ATTEMPT_LABEL]) for p in pods
-                 if p["metadata"].get("labels", {}).get(ATTEMPT_LABEL, "").isdigit()]
-    if attempts and status.get("attempt") != max(attempts):
+    moved_to = [int(p["metadata"]["labels"][ATTEMPT_LABEL]) for p in pods
+                if p["metadata"].get("labels", {}).get(ATTEMPT_LABEL, "").isdigit()]
+    newest = max(made_for + moved_to, default=None)
+    if not moved_to and status.get("state") == "Failed" and obj["spec"].get("failurePolicy", {}).get("restartStrategy") == "InPlace":
+        if made_for and (status.get("attempt") or 0) < max(made_for):
+            bad.append(f"{job}: status.attempt {status.get('attempt')} but pods were made for attempt {max(made_for)}")
+    elif newest is not None and status.get("attempt") != newest:
         bad.append(f"{job}: status.attempt {status.get('attempt')} but its pods were made for or moved to "
-                   f"attempt {max(attempts)}")
+                   f"attempt {newest}")
     if status.get("state") == "Succeeded":
         current = [p for p in pods if p["metadata"].get("labels", {}).get(ATTEMPT_LABEL) == str(status.get("attempt"))]
         not_done = [p["metadata"]["name"] for p in current if not trainer_exited_zero(p)]
@@ -132,16 +140,32 @@ def status_matches_pods(api, ns, job, creates):
     return bad
 
 
-def restarted_in_place(api, ns, job, creates):
+def finished_ranks(trainer_logs, job):
+    """{attempt: indexes whose trainer ran to its end (exit 0)}."""
+    done = {}
+    for name in os.listdir(trainer_logs):
+        m = re.match(rf"^{re.escape(job)}-(\d+)\.(\d+)\.[^.]+\.log$", name)
+        if m:
+            with open(os.path.join(trainer_logs, name), errors="replace") as f:
+                if TRAINER_DONE in f.read():
+                    done.setdefault(int(m.group(2)), set()).add(int(m.group(1)))
+    return done
+
+
+def restarted_in_place(api, ns, job, creates, trainer_logs):
     """Under restartStrategy InPlace every restart kept the pods: each pod of the job was created
-    once (no fault here takes a pod away), and the job says its attempts ran in place."""
+    once, and the job says its attempts ran in place. The one exception is the documented one: a
+    pod whose trainer had already exited 0 when another rank failed has ended (phase Succeeded) and
+    is made again, with every other pod of a gang; then a trainer of an earlier attempt says so."""
     bad = []
     made = {}
     for name, _, uid in creates:
         if name and re.fullmatch(rf"{re.escape(job)}-\d+", name):
             made.setdefault(name, set()).add(uid)
     again = {name: len(uids) for name, uids in made.items() if len(uids) > 1}
-    if again:
+    last = max([int(a) for (n, a, _) in creates if a and n in made] or [1])
+    ended_early = any(a < last for a in finished_ranks(trainer_logs, job))
+    if again and not ended_early:
         bad.append(f"{job}: pods made again under restartStrategy InPlace: {again}")
     obj = api.get(jobs_path(ns, job)) or {}
     status = obj.get("status", {})

@@ -223,5 +223,35 @@ TEST_F(SidecarInPlaceTest, AFirstStartServesThePodsAttempt) {
   EXPECT_EQ(again->Terminate(), 0) << again->Log();
 }
 
+// A pod whose trainer dies while its sidecar's first start still waits for the ConfigMap (not
+// there yet): the kubelet restarts every container, and by then the ConfigMap names the pod's
+// attempt. That attempt is over for this pod (the operator counts the restart as its failure), so
+// the restarted sidecar must not serve it: it waits, and serves the next one.
+TEST_F(SidecarInPlaceTest, ARestartBeforeTheFirstStartServedWaitsForTheNextAttempt) {
+  auto first = LaunchInPlace(1, /*attempt=*/1);
+  std::optional<json> waiting = first->WaitLogged(kWaitingLine);
+  ASSERT_TRUE(waiting) << first->Log();
+  EXPECT_EQ(waiting->value("last_served", ""), "0");
+  EXPECT_EQ(ReadState(), "1\n") << "the first start records the attempt it entered before it serves";
+  first->Kill();
+
+  PublishConfigMap(1, SomeId(23));
+  auto again = LaunchSidecar(1, 1, {std::string(contract::kSidecarStateFlag) + "=" + state_dir_}, /*run=*/2);
+  std::optional<json> rewaiting = again->WaitLogged(kWaitingLine);
+  ASSERT_TRUE(rewaiting) << again->Log();
+  EXPECT_EQ(rewaiting->value("last_served", ""), "1");
+  ASSERT_TRUE(testsupport::WaitFor([&] { return again->Log().find("\"configmap_attempt\":\"1\"") != std::string::npos; },
+                                   seconds(30))) << again->Log();
+  EXPECT_EQ(again->Log().find("\"msg\":\"started\""), std::string::npos) << "served the attempt that failed: " << again->Log();
+  EXPECT_FALSE(again->Exited()) << again->Log();
+
+  PublishConfigMap(2, std::nullopt);  // the operator starts attempt 2
+  std::optional<json> serving = again->WaitLogged("serving attempt");
+  ASSERT_TRUE(serving) << again->Log();
+  EXPECT_EQ(serving->value("attempt", ""), "2");
+  EXPECT_EQ(ReadState(), "2\n");
+  EXPECT_EQ(again->Terminate(), 0) << again->Log();
+}
+
 }  // namespace
 }  // namespace sidecar_it
