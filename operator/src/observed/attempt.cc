@@ -7,8 +7,10 @@ AttemptView ViewAttempt(const std::vector<ObservedPod>& pods, int attempt, int r
   view.attempt = attempt;
   view.replicas = replicas;
   for (const ObservedPod& p : pods) {
-    if (p.attempt == attempt) view.members.push_back(&p);
-    if (p.attempt == attempt && p.index >= 0 && p.index < replicas) {
+    // A pod moved here that ended before its restart into this attempt never joins it.
+    const bool of_attempt = p.attempt == attempt && !p.ended_before_its_attempt;
+    if (of_attempt) view.members.push_back(&p);
+    if (of_attempt && p.index >= 0 && p.index < replicas) {
       view.by_index[p.index] = &p;
     } else {
       view.stale.push_back(&p);

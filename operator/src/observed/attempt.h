@@ -18,7 +18,8 @@ struct AttemptView {
   std::vector<const ObservedPod*> members;
   // Members with an index in [0, replicas), by index.
   std::map<int, const ObservedPod*> by_index;
-  // Pods that are not of this attempt, or of it with an index out of range: they go before
+  // Pods that are not of this attempt, or of it with an index out of range, or moved to it but
+  // ended before they restarted into it (ObservedPod::ended_before_its_attempt): they go before
   // any pod of the attempt is made, since pod names are reused.
   std::vector<const ObservedPod*> stale;
 

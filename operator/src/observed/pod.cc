@@ -130,6 +130,11 @@ void ObserveInPlace(const Json& annotations, const Json& status, const std::stri
     out.trainer_restarts = IntAt(cs, "restartCount") + (terminated != nullptr && ExitCode(*terminated) != 0 ? 1 : 0);
   }
   if (out.phase == "Failed") return;  // as for any pod: ended, and why is said above
+  if (out.trainer_restarts < out.restarts_before && (out.phase == "Succeeded" || out.trainer_succeeded)) {
+    out.ended_before_its_attempt = true;
+    out.trainer_succeeded = false;
+    return;
+  }
   if (out.trainer_restarts <= out.restarts_before) {
     // Killed by the restart that moves the pod to its attempt (or not started since): no failure.
     if (out.failed) {

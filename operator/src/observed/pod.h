@@ -45,6 +45,11 @@ struct ObservedPod {
   bool in_place = false;
   int restarts_before = 0;
   int trainer_restarts = 0;
+  // Moved to its attempt but ended before the restart into it: its trainer exited 0 (the pod then
+  // Succeeded) in the attempt before, when the move raced that exit. It never enters the attempt
+  // it is labelled with (no restart will come), so it is not one of that attempt's pods: it goes
+  // and is made again, and its exit is no success of this attempt.
+  bool ended_before_its_attempt = false;
 
   bool Terminal() const { return failed || trainer_succeeded || phase == "Succeeded" || phase == "Failed"; }
 };

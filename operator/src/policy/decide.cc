@@ -176,7 +176,7 @@ class Decider {
   // it and still there (not ended, deleted or disrupted).
   bool RestartableInPlace(const ObservedPod& p) const {
     return p.in_place && !p.terminating && p.phase != "Succeeded" && p.phase != "Failed" && !p.disruption &&
-           !p.trainer_succeeded && p.index >= 0 && p.index < job_.spec.replicas;
+           !p.trainer_succeeded && !p.ended_before_its_attempt && p.index >= 0 && p.index < job_.spec.replicas;
   }
 
   // The trainer restart count a pod moved to the next attempt starts that attempt from. Every pod
@@ -505,6 +505,16 @@ class Decider {
     const observed::AttemptView& view = View();
     const std::vector<bool> held = NamesHeld();
     const std::vector<const ObservedPod*> kept = KeptInPlace();
+    // A pod moved into this attempt that ended before its restart into it is made again; in a
+    // gang, so is every pod of the attempt (the id waits for them: it is not out yet).
+    if (remembered_.gang_scheduled) {
+      const bool remade = std::any_of(view.stale.begin(), view.stale.end(), [&](const ObservedPod* p) {
+        return p->attempt == attempt && p->ended_before_its_attempt && !p->terminating;
+      });
+      for (const ObservedPod* p : view.members) {
+        if (remade && !p->terminating) plan_.delete_pods.push_back(p->name);
+      }
+    }
     for (const ObservedPod* p : view.stale) {
       if (p->terminating) continue;
       const bool moves = IsKept(kept, *p) && !view.by_index.count(p->index);

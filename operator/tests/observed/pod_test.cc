@@ -197,6 +197,21 @@ TEST(ObservePod, TheRestartThatMovesAPodToItsAttemptIsNoFailure) {
   EXPECT_FALSE(not_yet.failed);
 }
 
+TEST(ObservePod, APodMovedAsItsTrainerExitedZeroNeverEntersItsAttempt) {
+  // Moved to attempt 2 (one restart to come) while its trainer of attempt 1 was exiting 0: that
+  // exit is no success of attempt 2, nor a failure; the pod is not of attempt 2.
+  ObservedPod exited = InPlace(1, 0, R"({"terminated":{"exitCode":0,"reason":"Completed"}})");
+  EXPECT_TRUE(exited.ended_before_its_attempt);
+  EXPECT_FALSE(exited.trainer_succeeded);
+  EXPECT_FALSE(exited.failed);
+  // The same exit after the restart into attempt 2 is the attempt's own success.
+  ObservedPod entered = InPlace(1, 1, R"({"terminated":{"exitCode":0,"reason":"Completed"}})");
+  EXPECT_FALSE(entered.ended_before_its_attempt);
+  EXPECT_TRUE(entered.trainer_succeeded);
+  ObservedPod waiting = InPlace(1, 0, R"({"running":{}})");
+  EXPECT_FALSE(waiting.ended_before_its_attempt);
+}
+
 TEST(ObservePod, ATrainerLyingTerminatedInItsAttemptIsAFailureBeforeItsRestart) {
   ObservedPod p = InPlace(1, 1, R"({"terminated":{"exitCode":1,"reason":"Error"}})");
   EXPECT_EQ(p.trainer_restarts, 2);

@@ -172,6 +172,46 @@ TEST(DecideInPlace, TheIdWaitsUntilEveryMovedPodRestarted) {
   ASSERT_TRUE(published.publish);
 }
 
+// Attempt 2's pods were moved while demo-2's trainer of attempt 1 was exiting 0: demo-2 ended
+// (Succeeded) and never restarts into attempt 2. Its exit is no success of attempt 2; it goes and
+// is made again for attempt 2 (the id waits for it), and in a gang every pod of the attempt is.
+ObservedPod EndedBeforeItsAttempt(int index) {
+  ObservedPod p = InPlacePod(index, 2, 1);
+  p.trainer_restarts = 0;
+  p.phase = "Succeeded";
+  p.ready = false;
+  p.ended_before_its_attempt = true;
+  return p;
+}
+
+TEST(DecideInPlace, APodMovedAsItsTrainerExitedZeroIsMadeAgainForTheAttempt) {
+  std::vector<ObservedPod> pods = InPlacePods(2, 1);
+  pods[0].unique_id = "aWQ=";
+  pods[0].unique_id_attempt = 2;
+  pods[2] = EndedBeforeItsAttempt(2);
+  auto job = RunningJob(2, 1);
+  Plan p = Decide(job, pods, Cm(2), kNow);
+  EXPECT_EQ(p.delete_pods, (std::vector<std::string>{"demo-2"}));
+  EXPECT_TRUE(p.move_pods.empty()) << "it is not moved again";
+  EXPECT_TRUE(p.create_pods.empty()) << "its name is still held";
+  EXPECT_FALSE(p.publish);
+  EXPECT_FALSE(p.status.Finished());
+  EXPECT_EQ(p.status.restarts, 1) << "no failure";
+
+  pods.erase(pods.begin() + 2);  // gone
+  Plan remade = Decide(job, pods, Cm(2), kNow);
+  EXPECT_EQ(remade.create_pods, (std::vector<int>{2}));
+  EXPECT_FALSE(remade.publish);
+
+  Remembered gang;
+  gang.gang_scheduled = true;
+  std::vector<ObservedPod> gang_pods = InPlacePods(2, 1);
+  gang_pods[2] = EndedBeforeItsAttempt(2);
+  Plan all = Decide(job, gang_pods, Cm(2), kNow, gang);
+  EXPECT_EQ(all.delete_pods.size(), 4u) << "a lone new pod could not be admitted by the gang";
+  EXPECT_EQ(all.status.restarts, 1);
+}
+
 TEST(DecideInPlace, ASucceededJobLeavesItsPodsForTheirLogsWhileTheirPhaseCatchesUp) {
   auto pods = InPlacePods(1);
   for (ObservedPod& p : pods) p.trainer_succeeded = true;  // exited 0; the pod still says Running
