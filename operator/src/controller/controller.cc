@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "api/time.h"
 #include "contract/names.h"
 #include "controller/gang_api.h"
 #include "logging/log.h"
