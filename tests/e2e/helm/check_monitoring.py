@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The chart's Grafana dashboard and PrometheusRule (values metrics.dashboard, metrics.prometheusRule),
-rendered and loaded: the dashboard is a ConfigMap with the label Grafana's sidecar looks for (named
+rendered (and linted with helm lint --strict) and loaded: the dashboard is a ConfigMap with the label Grafana's sidecar looks for (named
 by values), its JSON loads and every query parses (promql-parser); every alert has a severity, a
 summary, a description that names its runbook, and that runbook is a section of
 docs/troubleshooting.md; every metric the dashboard and the alerts select is in the operator's
@@ -175,9 +175,20 @@ def test_promtool(exprs):
               f"{(done.stdout + done.stderr).strip()[-3000:]}")
 
 
+def test_lint():
+    """helm lint --strict with every monitoring value on, metrics.secure too."""
+    args = [m.helm_binary(), "lint", "--strict", str(m.CHART), "--kube-version", "1.35.0"]
+    for s in m.ON + ["metrics.secure.enabled=true", "metrics.secure.certSecret=metrics-tls",
+                     "metrics.prometheusRule.runbookBaseURL=https://runbooks.example/nccl"]:
+        args += ["--set", s]
+    done = subprocess.run(args, capture_output=True, text=True)
+    check(done.returncode == 0, f"helm lint --strict with the monitoring values on: {(done.stdout + done.stderr)[-1500:]}")
+
+
 def main():
     parser = m.import_promql_parser(os.environ.get("NCCLOP_BUILD_DIR", tempfile.gettempdir()))
     families = catalog()
+    test_lint()
     exprs = test_dashboard(parser, families)
     test_rules(parser, families)
     test_promtool(exprs)
