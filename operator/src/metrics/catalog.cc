@@ -55,8 +55,18 @@ std::string MarkdownTable() {
   for (const Family& f : kCatalog) {
     std::string labels;
     for (const std::string& label : Labels(f.labels)) labels += (labels.empty() ? "`" : ", `") + label + "`";
-    std::string help(f.help);
-    for (std::size_t at = help.find('|'); at != std::string::npos; at = help.find('|', at + 2)) help.insert(at, "\\");
+    std::string help;  // Markdown: a | would end the cell, a <...> would be read as HTML
+    for (char c : f.help) {
+      if (c == '|') {
+        help += "\\|";
+      } else if (c == '<') {
+        help += "&lt;";
+      } else if (c == '>') {
+        help += "&gt;";
+      } else {
+        help += c;
+      }
+    }
     out += "| `" + std::string(f.name) + "` | " + std::string(TypeName(f.type)) + " | " + labels + " | " +
            std::string(ConventionName(f.convention)) + " | " + help + " |\n";
   }
