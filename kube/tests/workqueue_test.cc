@@ -44,6 +44,49 @@ TEST(WorkQueueTest, MetricsHooksSeeEveryAddAndEachWait) {
   for (double w : waits) EXPECT_GE(w, 0.0);
 }
 
+// client-go's metrics: a merged add is no add, a key re-added while processing is one, its
+// wait runs from that add; retries are rate-limited adds; the load counts the key in hand.
+TEST(WorkQueueTest, ClientGoMetricsHooksAndLoad) {
+  int queued = 0;
+  int retries = 0;
+  std::vector<double> taken;
+  std::vector<double> done;
+  WorkQueueOptions options;
+  options.base_delay = std::chrono::milliseconds(1);
+  options.on_queued = [&] { ++queued; };
+  options.on_taken = [&](double seconds) { taken.push_back(seconds); };
+  options.on_done = [&](double seconds) { done.push_back(seconds); };
+  options.on_retry = [&] { ++retries; };
+  WorkQueue q(options);
+  q.Add("ns/a");
+  q.Add("ns/a");  // merged: not an add for client-go
+  q.Add("ns/b");
+  EXPECT_EQ(q.Load().waiting, 2u);
+  ASSERT_EQ(q.Get(), "ns/a");
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // time in hand, measured below
+  WorkQueueLoad load = q.Load();
+  EXPECT_EQ(load.waiting, 1u);
+  EXPECT_GE(load.longest_seconds, 0.02);
+  EXPECT_GE(load.unfinished_seconds, load.longest_seconds);
+  q.Add("ns/a");  // while processing: an add, waiting for Done
+  EXPECT_EQ(q.Load().waiting, 2u);
+  q.Done("ns/a");
+  q.AddRateLimited("ns/b");  // already waiting: a retry, not an add
+  ASSERT_TRUE(q.Get().has_value());
+  ASSERT_TRUE(q.Get().has_value());
+  EXPECT_GT(q.Load().longest_seconds, 0.0);
+  q.Done("ns/a");
+  q.Done("ns/b");
+  EXPECT_EQ(queued, 3);
+  EXPECT_EQ(retries, 1);
+  EXPECT_EQ(taken.size(), 3u);
+  ASSERT_EQ(done.size(), 3u);
+  EXPECT_GE(done[0], 0.02) << "work from Get to Done";
+  load = q.Load();
+  EXPECT_EQ(load.waiting, 0u);
+  EXPECT_EQ(load.unfinished_seconds, 0.0);
+}
+
 TEST(WorkQueueTest, KeyAddedWhileProcessingComesBackAfterDone) {
   WorkQueue q;
   q.Add("k");

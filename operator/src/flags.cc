@@ -38,6 +38,12 @@ cli::Program CommandLine(Flags* f) {
               cli::Text("leader-election-id", &f->leader_election_id, "NAME", "the Lease's name"),
               cli::Text("metrics-bind-address", &f->metrics_bind_address, "ADDR",
                         "Prometheus /metrics on host:port or :port; 0 disables"),
+              cli::Switch("metrics-secure", &f->metrics_secure,
+                          "serve /metrics over HTTPS, only to callers the API server authenticates (TokenReview) "
+                          "and allows to get the non-resource URL /metrics (SubjectAccessReview)"),
+              cli::Text("metrics-cert-dir", &f->metrics_cert_dir, "DIR",
+                        "with --metrics-secure: the directory holding tls.crt and tls.key")
+                  .DefaultIs("a self-signed certificate made at start"),
               cli::Text("health-probe-bind-address", &f->health_probe_bind_address, "ADDR",
                         "/healthz and /readyz on host:port or :port; 0 disables"),
               cli::Text("sidecar-image", &f->pod.sidecar_image, "IMAGE", "image of the injected nccl-sidecar")

@@ -20,6 +20,8 @@ struct Flags {
   std::string leader_election_namespace;  // "" = $POD_NAMESPACE, else --namespace, else the kubeconfig's
   std::string leader_election_id = "nccl-operator-leader";
   std::string metrics_bind_address = ":8080";  // "0" disables
+  bool metrics_secure = false;  // HTTPS, callers authenticated and authorized by the API server
+  std::string metrics_cert_dir;  // tls.crt and tls.key; "" = a self-signed certificate made at start
   std::string health_probe_bind_address = ":8081";
   desired::PodOptions pod;  // --sidecar-*
   logging::Format log_format = logging::Format::kText;

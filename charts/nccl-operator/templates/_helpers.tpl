@@ -127,6 +127,15 @@ list). */}}
 - apiGroups: [""]
   resources: [nodes]
   verbs: [list, watch]
+{{- if and .Values.metrics.enabled .Values.metrics.secure.enabled }}
+# metrics.secure: who asks for /metrics (TokenReview), and whether they may (SubjectAccessReview).
+- apiGroups: [authentication.k8s.io]
+  resources: [tokenreviews]
+  verbs: [create]
+- apiGroups: [authorization.k8s.io]
+  resources: [subjectaccessreviews]
+  verbs: [create]
+{{- end }}
 {{- end }}
 
 {{/* The operator flags extraArgs sets, as JSON {"log-level": true, ...}. */}}
@@ -147,7 +156,7 @@ Deployment; renders nothing.
 {{- fail (printf "replicaCount=%d with leaderElection.enabled=false would run %d operators that all reconcile every NcclJob at once: set leaderElection.enabled=true (extra replicas are then standbys) or replicaCount=1" (int .Values.replicaCount) (int .Values.replicaCount)) }}
 {{- end }}
 {{- /* The chart wires these flags to other objects (RBAC, the Lease, ports, probes). */}}
-{{- $wired := dict "namespace" "watchNamespace" "leader-elect" "leaderElection.enabled" "leader-election-id" "leaderElection.enabled (the Lease is <release>-leader)" "leader-election-namespace" "leaderElection.enabled (the Lease is in the release namespace)" "metrics-bind-address" "metrics.enabled and metrics.port" "health-probe-bind-address" "healthProbePort" }}
+{{- $wired := dict "namespace" "watchNamespace" "leader-elect" "leaderElection.enabled" "leader-election-id" "leaderElection.enabled (the Lease is <release>-leader)" "leader-election-namespace" "leaderElection.enabled (the Lease is in the release namespace)" "metrics-bind-address" "metrics.enabled and metrics.port" "health-probe-bind-address" "healthProbePort" "metrics-secure" "metrics.secure.enabled" "metrics-cert-dir" "metrics.secure.certSecret" }}
 {{- $extra := include "nccl-operator.extraFlags" . | fromJson }}
 {{- range $flag, $value := $wired }}
 {{- if hasKey $extra $flag }}

@@ -28,6 +28,8 @@ void WorkQueue::AddLocked(const std::string& key) {
   if (shutting_down_) return;
   if (options_.on_add) options_.on_add();
   if (!dirty_.insert(key).second) return;    // already waiting: merge
+  if (options_.on_queued) options_.on_queued();
+  added_at_[key] = Clock::now();
   if (processing_.count(key)) return;        // Done() will queue it again
   PushLocked(key);
 }
@@ -69,6 +71,7 @@ void WorkQueue::AddRateLimited(const std::string& key) {
     Clock::duration per_key = std::chrono::duration_cast<Clock::duration>(
         std::chrono::duration<double, std::milli>(capped));
     delay = std::max(per_key, bucket_.Reserve(Clock::now()));
+    if (options_.on_retry) options_.on_retry();
   }
   AddAfter(key, delay);
 }
@@ -102,10 +105,15 @@ std::optional<std::string> WorkQueue::Get() {
     if (!queue_.empty()) {
       std::string key = std::move(queue_.front());
       queue_.pop_front();
-      processing_.insert(key);
+      const auto now = Clock::now();
+      processing_[key] = now;
       dirty_.erase(key);
+      if (auto added = added_at_.find(key); added != added_at_.end()) {
+        if (options_.on_taken) options_.on_taken(std::chrono::duration<double>(now - added->second).count());
+        added_at_.erase(added);
+      }
       if (auto it = ready_since_.find(key); it != ready_since_.end()) {
-        options_.on_wait(std::chrono::duration<double>(Clock::now() - it->second).count());
+        options_.on_wait(std::chrono::duration<double>(now - it->second).count());
         ready_since_.erase(it);
       }
       return key;
@@ -121,7 +129,10 @@ std::optional<std::string> WorkQueue::Get() {
 
 void WorkQueue::Done(const std::string& key) {
   std::lock_guard lock(mu_);
-  processing_.erase(key);
+  if (auto it = processing_.find(key); it != processing_.end()) {
+    if (options_.on_done) options_.on_done(std::chrono::duration<double>(Clock::now() - it->second).count());
+    processing_.erase(it);
+  }
   if (dirty_.count(key)) PushLocked(key);
 }
 
@@ -139,6 +150,19 @@ bool WorkQueue::ShuttingDown() const {
 std::size_t WorkQueue::Len() const {
   std::lock_guard lock(mu_);
   return queue_.size();
+}
+
+WorkQueueLoad WorkQueue::Load() const {
+  std::lock_guard lock(mu_);
+  WorkQueueLoad load;
+  load.waiting = added_at_.size();
+  const auto now = Clock::now();
+  for (const auto& [key, since] : processing_) {
+    const double seconds = std::chrono::duration<double>(now - since).count();
+    load.unfinished_seconds += seconds;
+    load.longest_seconds = std::max(load.longest_seconds, seconds);
+  }
+  return load;
 }
 
 }  // namespace kube

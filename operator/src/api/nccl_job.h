@@ -97,6 +97,12 @@ inline constexpr const char* kFailed = "Failed";
 inline constexpr const char* kAdmitted = "Admitted";  // only for jobs in a Kueue queue
 }  // namespace condition
 
+// The Admitted condition's reasons while a job waits in its Kueue queue.
+namespace reason {
+inline constexpr const char* kWaitingForAdmission = "WaitingForAdmission";
+inline constexpr const char* kPriorityClassNotFound = "PriorityClassNotFound";
+}  // namespace reason
+
 namespace state {
 inline constexpr const char* kPending = "Pending";
 inline constexpr const char* kRunning = "Running";

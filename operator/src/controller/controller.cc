@@ -3,6 +3,7 @@
 #include <condition_variable>
 #include <mutex>
 
+#include "api/time.h"
 #include "contract/names.h"
 #include "controller/gang_api.h"
 #include "logging/log.h"
@@ -33,12 +34,17 @@ std::vector<std::string> OwningJob(const nlohmann::json& object) {
   return {std::move(job)};
 }
 
-// The reconcile queue reports adds and waits (ncclop_workqueue_*).
+// The reconcile queue reports adds and waits (ncclop_workqueue_*), and client-go's queue
+// metrics (workqueue_*).
 kube::WorkQueueOptions MeasuredQueue(metrics::Metrics* metrics) {
   kube::WorkQueueOptions options;
   if (metrics == nullptr) return options;
   options.on_add = [metrics] { metrics->WorkQueueAdded(); };
   options.on_wait = [metrics](double seconds) { metrics->WorkQueueWaited(seconds); };
+  options.on_queued = [metrics] { metrics->QueueQueued(); };
+  options.on_taken = [metrics](double seconds) { metrics->QueueTaken(seconds); };
+  options.on_done = [metrics](double seconds) { metrics->QueueDone(seconds); };
+  options.on_retry = [metrics] { metrics->QueueRetried(); };
   return options;
 }
 
@@ -158,29 +164,33 @@ void Controller::RecheckGangApi(std::stop_token stop) {
 void Controller::Work() {
   while (auto key = queue_.Get()) {
     auto started = std::chrono::steady_clock::now();
+    metrics_->ReconcileStarted();
     const ReconcileResult result = reconciler_->Reconcile(*key);
     double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    bool ok = true;
+    // controller-runtime's words for each outcome (controller_runtime_reconcile_total's result).
+    metrics::ReconcileEnd end = metrics::ReconcileEnd::kSuccess;
     switch (result.outcome()) {
       case ReconcileResult::Outcome::kDone:
         queue_.Forget(*key);
         break;
       case ReconcileResult::Outcome::kRequeueAfter:
+        end = metrics::ReconcileEnd::kRequeueAfter;
         queue_.Forget(*key);
         queue_.AddAfter(*key, result.requeue_after());
         break;
       case ReconcileResult::Outcome::kStaleCache:
         // Not a failure: the cache is behind our own writes; look again shortly.
+        end = metrics::ReconcileEnd::kRequeue;
         queue_.AddAfter(*key, std::chrono::milliseconds(200));
         break;
       case ReconcileResult::Outcome::kWaitingForLeftover:
       case ReconcileResult::Outcome::kError:
-        ok = false;
+        end = metrics::ReconcileEnd::kError;
         logging::Warn("controller", "reconcile failed; will retry", {{"job", *key}, {"error", result.status().ToString()}});
         queue_.AddRateLimited(*key);
         break;
     }
-    metrics_->ReconcileDone(seconds, ok);
+    metrics_->ReconcileDone(seconds, end);
     queue_.Done(*key);
   }
 }
@@ -219,6 +229,17 @@ void Controller::Stop() {
 }
 
 std::size_t Controller::QueueDepth() const { return queue_.Len(); }
+
+kube::WorkQueueLoad Controller::QueueLoad() const { return queue_.Load(); }
+
+std::vector<metrics::JobSample> Controller::JobSamples() const {
+  std::vector<metrics::JobSample> out;
+  const api::Time now = api::Clock::now();
+  for (const kube::ObjectPtr& job : caches_.jobs->List()) {
+    if (auto sample = metrics::SampleJob(*job, now)) out.push_back(std::move(*sample));
+  }
+  return out;
+}
 
 std::map<std::string, int> Controller::JobsByState() const {
   std::map<std::string, int> out;

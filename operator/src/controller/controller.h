@@ -18,6 +18,7 @@
 #include "controller/publisher.h"
 #include "controller/reconciler.h"
 #include "controller/watches.h"
+#include "metrics/job_samples.h"
 #include "kube/informer.h"
 #include "kube/workqueue.h"
 
@@ -44,8 +45,13 @@ class Controller {
   bool Synced() const { return synced_.load(); }
   // Jobs in the cache by status.state, for the ncclop_jobs gauge.
   std::map<std::string, int> JobsByState() const;
+  // Each job in the cache, for the ncclop_job_* series.
+  std::vector<metrics::JobSample> JobSamples() const;
   // Jobs waiting in the reconcile queue, for ncclop_workqueue_depth.
   std::size_t QueueDepth() const;
+  // The reconcile queue in client-go's terms, for workqueue_*.
+  kube::WorkQueueLoad QueueLoad() const;
+  int Concurrency() const { return options_.concurrency; }
 
  private:
   void EnqueueJob(const kube::ObjectPtr& object);

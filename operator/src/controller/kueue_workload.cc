@@ -1,5 +1,6 @@
 #include "controller/kueue_workload.h"
 
+#include "api/nccl_job.h"
 #include "api/time.h"
 #include "contract/names.h"
 #include "controller/observe.h"
@@ -14,7 +15,7 @@ using Json = nlohmann::json;
 namespace {
 
 // The local status reason of a priority class that does not exist (ReadPriority).
-constexpr const char* kPriorityClassNotFound = "PriorityClassNotFound";
+constexpr const char* kPriorityClassNotFound = api::reason::kPriorityClassNotFound;
 
 }  // namespace
 

@@ -3,11 +3,16 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <fstream>
+#include <optional>
+#include <sstream>
 #include <random>
 #include <vector>
 
+#include "http/self_signed.h"
 #include "kube/leader_election.h"
 #include "logging/log.h"
+#include "manager/metrics_access.h"
 
 namespace ncclop::manager {
 namespace {
@@ -31,24 +36,63 @@ std::string Identity() {
 
 bool Disabled(const std::string& address) { return address == "0" || address.empty(); }
 
+// The host:port of the API server's URL (rest_client_requests_total's host, as client-go
+// takes it from its base URL).
+std::string ServerHost(const std::string& server) {
+  std::string host = server;
+  if (auto scheme = host.find("://"); scheme != std::string::npos) host = host.substr(scheme + 3);
+  return host.substr(0, host.find('/'));
+}
+
 std::shared_ptr<kube::Client> MakeClient(const kube::Config& config, metrics::Metrics* metrics) {
   kube::ClientOptions options;
   options.user_agent = "nccl-operator/0.1";
-  options.on_response = [metrics](std::string_view method, int code, double seconds) {
-    metrics->ApiResponse(method, code, seconds);
+  options.on_response = [metrics, host = ServerHost(config.server)](std::string_view method, int code,
+                                                                      double seconds) {
+    metrics->ApiResponse(method, code, seconds, host);
   };
   return std::make_shared<kube::Client>(config, options);
 }
 
 using Routes = std::vector<std::pair<std::string, http::Handler>>;
 
+// How a server is secured: TLS (a certificate and key in PEM) and a gate; none for plain HTTP.
+struct Secured {
+  std::optional<http::CertificateAndKey> tls;
+  http::Gate gate;
+};
+
+// The certificate for --metrics-secure: tls.crt and tls.key of --metrics-cert-dir, else a
+// self-signed one made now.
+kube::Result<http::CertificateAndKey> MetricsCertificate(const std::string& dir) {
+  if (dir.empty()) return http::SelfSignedCertificate("nccl-operator-metrics");
+  auto read = [](const std::string& path) -> std::optional<std::string> {
+    std::ifstream in(path);
+    if (!in) return std::nullopt;
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  };
+  auto cert = read(dir + "/tls.crt");
+  auto key = read(dir + "/tls.key");
+  if (!cert || !key) {
+    return kube::Status::Local("InvalidFlag", "--metrics-cert-dir=" + dir + ": cannot read tls.crt and tls.key there");
+  }
+  return http::CertificateAndKey{*cert, *key};
+}
+
 // Starts a server for `routes` unless the address is "0" or empty (then *out stays null).
-kube::Status Serve(const std::string& address, const char* what, Routes routes, std::unique_ptr<http::Server>* out) {
+kube::Status Serve(const std::string& address, const char* what, Routes routes, std::unique_ptr<http::Server>* out,
+                   Secured secured = {}) {
   if (Disabled(address)) return kube::Status::Ok();
   auto bind = http::ParseBindAddress(address);
   if (!bind.ok()) return bind.status();
   auto server = std::make_unique<http::Server>();
   for (auto& [path, handler] : routes) server->Handle(path, std::move(handler));
+  if (secured.tls) {
+    if (auto s = server->UseTls(secured.tls->cert_pem, secured.tls->key_pem); !s.ok()) return s;
+  }
+  if (secured.gate) server->SetGate(std::move(secured.gate));
   if (auto s = server->Start(*bind); !s.ok()) return s;
   logging::Info("operator", std::string("serving ") + what,
                 {{"address", bind->host + ":" + std::to_string(server->port())}});
@@ -101,10 +145,19 @@ kube::Status Manager::Start() {
 kube::Status Manager::ServeEndpoints() {
   Routes metrics_routes = {{"/metrics", [this] {
                               return http::Reply{200, "text/plain; version=0.0.4; charset=utf-8",
-                                                 metrics_.Render(controller_.JobsByState(), leading_.load(),
-                                                                 controller_.QueueDepth())};
+                                                 metrics_.Render(Scrape())};
                             }}};
-  if (auto s = Serve(flags_.metrics_bind_address, "metrics", std::move(metrics_routes), &metrics_server_); !s.ok()) {
+  Secured secured;
+  if (flags_.metrics_secure && !Disabled(flags_.metrics_bind_address)) {
+    auto certificate = MetricsCertificate(flags_.metrics_cert_dir);
+    if (!certificate.ok()) return certificate.status();
+    secured.tls = *certificate;
+    auto access = std::make_shared<MetricsAccess>(client_);
+    secured.gate = [access](const std::string& authorization) { return access->Check(authorization); };
+  }
+  if (auto s = Serve(flags_.metrics_bind_address, flags_.metrics_secure ? "metrics over HTTPS" : "metrics",
+                     std::move(metrics_routes), &metrics_server_, std::move(secured));
+      !s.ok()) {
     return s;
   }
   Routes health_routes = {
@@ -115,6 +168,21 @@ kube::Status Manager::ServeEndpoints() {
          return http::Reply{ready ? 200 : 503, "text/plain", ready ? "ok\n" : "caches not synced\n"};
        }}};
   return Serve(flags_.health_probe_bind_address, "health probes", std::move(health_routes), &health_server_);
+}
+
+metrics::Scrape Manager::Scrape() const {
+  metrics::Scrape now;
+  now.jobs_by_state = controller_.JobsByState();
+  now.jobs = controller_.JobSamples();
+  now.leader = leading_.load();
+  now.queue_ready = controller_.QueueDepth();
+  const kube::WorkQueueLoad load = controller_.QueueLoad();
+  now.queue_waiting = load.waiting;
+  now.unfinished_seconds = load.unfinished_seconds;
+  now.longest_running_seconds = load.longest_seconds;
+  now.max_concurrent_reconciles = controller_.Concurrency();
+  if (flags_.leader_elect) now.lease_name = flags_.leader_election_id;
+  return now;
 }
 
 std::string Manager::LeaseNamespace() const {

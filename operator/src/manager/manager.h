@@ -43,6 +43,7 @@ class Manager {
   kube::Status ServeEndpoints();
   void StartLeaderElection();
   std::string LeaseNamespace() const;
+  metrics::Scrape Scrape() const;  // what /metrics reads from the running operator
 
   Flags flags_;
   kube::Config config_;

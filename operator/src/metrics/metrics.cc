@@ -4,6 +4,7 @@
 
 #include "api/nccl_job.h"
 #include "contract/release_version.h"
+#include "metrics/catalog.h"
 #include "metrics/process.h"
 
 namespace ncclop::metrics {
@@ -15,13 +16,45 @@ std::string Number(double v) {
   return buf;
 }
 
-void Header(std::string* out, const char* name, const char* type, const char* help) {
-  *out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n";
+void Counter(std::string* out, const Family& family, std::uint64_t value, const std::string& labels = "") {
+  *out += Header(family) + std::string(family.name) + labels + " " + std::to_string(value) + "\n";
 }
 
-void Counter(std::string* out, const char* name, const char* help, std::uint64_t value) {
-  Header(out, name, "counter", help);
-  *out += std::string(name) + " " + std::to_string(value) + "\n";
+void Gauge(std::string* out, const Family& family, const std::string& value, const std::string& labels = "") {
+  *out += Header(family) + std::string(family.name) + labels + " " + value + "\n";
+}
+
+// controller-runtime's reconcile time buckets (pkg/internal/controller/metrics, v0.23).
+std::vector<double> ReconcileTimeBuckets() {
+  return {0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6,
+          0.7,   0.8,  0.9,   1.0,  1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5,
+          6,     7,    8,     9,    10,  15,  20,   25,  30,  40,  50,  60};
+}
+
+// client-go's workqueue buckets as controller-runtime registers them: 10 ns to 1000 s, x10.
+std::vector<double> WorkqueueBuckets() {
+  std::vector<double> out;
+  double bound = 1e-8;
+  for (int i = 0; i < 12; ++i, bound *= 10) out.push_back(bound);
+  return out;
+}
+
+std::string Quoted(std::string_view label, std::string_view value) {
+  return std::string(label) + "=\"" + std::string(value) + "\"";
+}
+
+std::string_view EndLabel(std::size_t end) {
+  switch (static_cast<ReconcileEnd>(end)) {
+    case ReconcileEnd::kSuccess:
+      return result::kSuccess;
+    case ReconcileEnd::kRequeueAfter:
+      return result::kRequeueAfter;
+    case ReconcileEnd::kRequeue:
+      return result::kRequeue;
+    case ReconcileEnd::kError:
+      return result::kError;
+  }
+  return result::kError;
 }
 
 }  // namespace
@@ -55,11 +88,16 @@ void Histogram::Render(const std::string& name, std::string* out, const std::str
 Metrics::Metrics()
     : reconcile_duration_({0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10}),
       id_publish_latency_({0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600}),
-      workqueue_wait_({0.0001, 0.001, 0.01, 0.1, 1, 10, 60}) {}
+      workqueue_wait_({0.0001, 0.001, 0.01, 0.1, 1, 10, 60}),
+      reconcile_time_(ReconcileTimeBuckets()),
+      queue_taken_(WorkqueueBuckets()),
+      queue_work_(WorkqueueBuckets()) {}
 
-void Metrics::ApiResponse(std::string_view method, int code, double seconds) {
+void Metrics::ApiResponse(std::string_view method, int code, double seconds, std::string_view host) {
   std::lock_guard<std::mutex> lock(api_mu_);
   ++api_responses_[{std::string(method), code > 0 ? std::to_string(code) : std::string("error")}];
+  ++rest_requests_[{code > 0 ? std::to_string(code) : std::string(kNoResponseCode), std::string(method),
+                    host.empty() ? std::string("none") : std::string(host)}];
   auto& latency = api_latency_[std::string(method)];
   if (!latency) {
     latency = std::make_unique<Histogram>(
@@ -68,10 +106,13 @@ void Metrics::ApiResponse(std::string_view method, int code, double seconds) {
   latency->Observe(seconds);
 }
 
-void Metrics::ReconcileDone(double seconds, bool ok) {
+void Metrics::ReconcileDone(double seconds, ReconcileEnd end) {
   reconciles_.fetch_add(1, std::memory_order_relaxed);
-  if (!ok) reconcile_errors_.fetch_add(1, std::memory_order_relaxed);
+  if (end == ReconcileEnd::kError) reconcile_errors_.fetch_add(1, std::memory_order_relaxed);
+  reconciles_by_end_[static_cast<std::size_t>(end)].fetch_add(1, std::memory_order_relaxed);
+  active_workers_.fetch_sub(1, std::memory_order_relaxed);
   reconcile_duration_.Observe(seconds);
+  reconcile_time_.Observe(seconds);
 }
 
 void Metrics::IdPublished(double latency_seconds) {
@@ -79,58 +120,78 @@ void Metrics::IdPublished(double latency_seconds) {
   id_publish_latency_.Observe(latency_seconds);
 }
 
-std::string Metrics::Render(const std::map<std::string, int>& jobs_by_state, bool leader,
-                            std::size_t queue_depth) const {
+std::string Metrics::Render(const Scrape& now) const {
   std::string out;
-  Counter(&out, "ncclop_reconcile_total", "Reconciles of NcclJobs, successful or not.", reconciles_.load());
-  Counter(&out, "ncclop_reconcile_errors_total", "Reconciles that ended in an error and were retried.",
-          reconcile_errors_.load());
-  Header(&out, "ncclop_reconcile_duration_seconds", "histogram", "Time one reconcile took, API calls included.");
-  reconcile_duration_.Render("ncclop_reconcile_duration_seconds", &out);
-  Header(&out, "ncclop_jobs", "gauge", "NcclJobs in the cache by status.state (Unknown: no state yet, not yet seen by the operator).");
-  for (const auto& [state, n] : JobsByStateLabel(jobs_by_state)) {
-    out += "ncclop_jobs{state=\"" + state + "\"} " + std::to_string(n) + "\n";
+  Counter(&out, kReconcileTotal, reconciles_.load());
+  Counter(&out, kReconcileErrorsTotal, reconcile_errors_.load());
+  out += Header(kReconcileDuration);
+  reconcile_duration_.Render(std::string(kReconcileDuration.name), &out);
+  out += Header(kJobs);
+  for (const auto& [state, n] : JobsByStateLabel(now.jobs_by_state)) {
+    out += std::string(kJobs.name) + "{" + Quoted("state", state) + "} " + std::to_string(n) + "\n";
   }
-  Counter(&out, "ncclop_attempts_started_total", "Attempts started (first attempts, restarts and resumes).",
-          attempts_started_.load());
-  Counter(&out, "ncclop_restarts_total", "Attempts that failed and were restarted.", restarts_.load());
-  Counter(&out, "ncclop_disruptions_total",
-          "Attempts ended by a preemption, eviction or lost node and restarted (not in restarts).", disruptions_.load());
-  Counter(&out, "ncclop_ids_published_total", "Unique ids copied from a root pod into its ConfigMap.",
-          ids_published_.load());
-  Header(&out, "ncclop_id_publish_latency_seconds", "histogram",
-         "From the start of an attempt to its id being in the ConfigMap.");
-  id_publish_latency_.Render("ncclop_id_publish_latency_seconds", &out);
-  Counter(&out, "ncclop_events_dropped_total", "Kubernetes Events that could not be written.", events_dropped_.load());
-  Header(&out, "ncclop_leader", "gauge", "1 while this process holds the leader lease (or runs without election).");
-  out += std::string("ncclop_leader ") + (leader ? "1" : "0") + "\n";
-  Header(&out, "ncclop_workqueue_depth", "gauge", "NcclJobs waiting in the reconcile queue.");
-  out += "ncclop_workqueue_depth " + std::to_string(queue_depth) + "\n";
-  Counter(&out, "ncclop_workqueue_adds_total", "Adds to the reconcile queue (merged ones included).",
-          workqueue_adds_.load());
-  Header(&out, "ncclop_workqueue_queue_duration_seconds", "histogram",
-         "How long an NcclJob waited in the reconcile queue before a worker took it.");
-  workqueue_wait_.Render("ncclop_workqueue_queue_duration_seconds", &out);
-  Header(&out, "ncclop_api_requests_total", "counter",
-         "Requests to the Kubernetes API by HTTP verb and status code (each retry counts; code=\"error\": no "
-         "response; watches not included).");
+  Counter(&out, kAttemptsStarted, attempts_started_.load());
+  Counter(&out, kRestarts, restarts_.load());
+  Counter(&out, kDisruptions, disruptions_.load());
+  Counter(&out, kIdsPublished, ids_published_.load());
+  out += Header(kIdPublishLatency);
+  id_publish_latency_.Render(std::string(kIdPublishLatency.name), &out);
+  Counter(&out, kEventsDropped, events_dropped_.load());
+  Gauge(&out, kLeader, now.leader ? "1" : "0");
+  Gauge(&out, kQueueDepth, std::to_string(now.queue_ready));
+  Counter(&out, kQueueAdds, workqueue_adds_.load());
+  out += Header(kQueueWait);
+  workqueue_wait_.Render(std::string(kQueueWait.name), &out);
   {
     std::lock_guard<std::mutex> lock(api_mu_);
+    out += Header(kApiRequests);
     for (const auto& [key, n] : api_responses_) {
-      out += "ncclop_api_requests_total{verb=\"" + key.first + "\",code=\"" + key.second + "\"} " + std::to_string(n) + "\n";
+      out += std::string(kApiRequests.name) + "{" + Quoted("verb", key.first) + "," + Quoted("code", key.second) +
+             "} " + std::to_string(n) + "\n";
+    }
+    out += Header(kApiRequestDuration);
+    for (const auto& [verb, histogram] : api_latency_) {
+      histogram->Render(std::string(kApiRequestDuration.name), &out, Quoted("verb", verb));
     }
   }
-  Header(&out, "ncclop_api_request_duration_seconds", "histogram",
-         "Time from sending a request to the Kubernetes API to its response, by HTTP verb (each retry "
-         "counts; watches not included).");
+  RenderJobSamples(now.jobs, &out);
+  Gauge(&out, kBuildInfo, "1", "{" + Quoted("version", contract::kReleaseVersion) + "}");
+
+  // As controller-runtime names them: one controller, whose queue has its name.
+  const std::string controller = "{" + Quoted("controller", kControllerName) + "}";
+  out += Header(kRuntimeReconcileTotal);
+  for (std::size_t end = 0; end < reconciles_by_end_.size(); ++end) {
+    out += std::string(kRuntimeReconcileTotal.name) + "{" + Quoted("controller", kControllerName) + "," +
+           Quoted("result", EndLabel(end)) + "} " + std::to_string(reconciles_by_end_[end].load()) + "\n";
+  }
+  Counter(&out, kRuntimeReconcileErrors, reconcile_errors_.load(), controller);
+  out += Header(kRuntimeReconcileTime);
+  reconcile_time_.Render(std::string(kRuntimeReconcileTime.name), &out, Quoted("controller", kControllerName));
+  Gauge(&out, kRuntimeMaxConcurrent, std::to_string(now.max_concurrent_reconciles), controller);
+  Gauge(&out, kRuntimeActiveWorkers, std::to_string(active_workers_.load()), controller);
+  const std::string queue_labels = Quoted("name", kControllerName) + "," + Quoted("controller", kControllerName);
+  const std::string queue = "{" + queue_labels + "}";
+  Gauge(&out, kWorkqueueDepth, std::to_string(now.queue_waiting), queue);
+  Counter(&out, kWorkqueueAdds, queue_queued_.load(), queue);
+  Counter(&out, kWorkqueueRetries, queue_retries_.load(), queue);
+  out += Header(kWorkqueueQueueDuration);
+  queue_taken_.Render(std::string(kWorkqueueQueueDuration.name), &out, queue_labels);
+  out += Header(kWorkqueueWorkDuration);
+  queue_work_.Render(std::string(kWorkqueueWorkDuration.name), &out, queue_labels);
+  Gauge(&out, kWorkqueueUnfinished, Number(now.unfinished_seconds), queue);
+  Gauge(&out, kWorkqueueLongest, Number(now.longest_running_seconds), queue);
   {
     std::lock_guard<std::mutex> lock(api_mu_);
-    for (const auto& [verb, histogram] : api_latency_) {
-      histogram->Render("ncclop_api_request_duration_seconds", &out, "verb=\"" + verb + "\"");
+    out += Header(kRestClientRequests);
+    for (const auto& [key, n] : rest_requests_) {
+      const auto& [code, method, host] = key;
+      out += std::string(kRestClientRequests.name) + "{" + Quoted("code", code) + "," + Quoted("method", method) +
+             "," + Quoted("host", host) + "} " + std::to_string(n) + "\n";
     }
   }
-  Header(&out, "ncclop_build_info", "gauge", "Always 1; the labels say which build runs.");
-  out += "ncclop_build_info{version=\"" + std::string(contract::kReleaseVersion) + "\"} 1\n";
+  if (!now.lease_name.empty()) {
+    Gauge(&out, kLeaderElectionStatus, now.leader ? "1" : "0", "{" + Quoted("name", now.lease_name) + "}");
+  }
   if (auto process = ReadProcessStats()) RenderProcessStats(*process, &out);
   return out;
 }

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <vector>
 
+#include "metrics/catalog.h"
+
 namespace ncclop::metrics {
 namespace {
 
@@ -24,8 +26,8 @@ std::string Number(double v) {
   return buf;
 }
 
-void Gauge(std::string* out, const char* name, const char* type, const char* help, const std::string& value) {
-  *out += std::string("# HELP ") + name + " " + help + "\n# TYPE " + name + " " + type + "\n" + name + " " + value + "\n";
+void Sample(std::string* out, const Family& family, const std::string& value) {
+  *out += Header(family) + std::string(family.name) + " " + value + "\n";
 }
 
 }  // namespace
@@ -101,17 +103,12 @@ std::optional<ProcessStats> ReadProcessStats() {
 }
 
 void RenderProcessStats(const ProcessStats& s, std::string* out) {
-  Gauge(out, "process_cpu_seconds_total", "counter", "Total user and system CPU time spent in seconds.",
-        Number(s.cpu_seconds));
-  Gauge(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
-        std::to_string(s.resident_bytes));
-  Gauge(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.", std::to_string(s.virtual_bytes));
-  Gauge(out, "process_start_time_seconds", "gauge", "Start time of the process since unix epoch in seconds.",
-        Number(s.start_time_seconds));
-  Gauge(out, "process_open_fds", "gauge", "Number of open file descriptors.", std::to_string(s.open_fds));
-  if (s.max_fds) {
-    Gauge(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.", std::to_string(*s.max_fds));
-  }
+  Sample(out, kProcessCpu, Number(s.cpu_seconds));
+  Sample(out, kProcessResident, std::to_string(s.resident_bytes));
+  Sample(out, kProcessVirtual, std::to_string(s.virtual_bytes));
+  Sample(out, kProcessStart, Number(s.start_time_seconds));
+  Sample(out, kProcessOpenFds, std::to_string(s.open_fds));
+  if (s.max_fds) Sample(out, kProcessMaxFds, std::to_string(*s.max_fds));
 }
 
 }  // namespace ncclop::metrics

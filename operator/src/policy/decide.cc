@@ -31,7 +31,7 @@ using observed::ObservedKueueWorkload;
 constexpr const char* kReasonPodDisrupted = "PodDisrupted";
 // A rank reported progress and then nothing for failurePolicy.stallTimeoutSeconds.
 constexpr const char* kReasonStalled = "Stalled";
-constexpr const char* kReasonPriorityClassNotFound = "PriorityClassNotFound";
+constexpr const char* kReasonPriorityClassNotFound = api::reason::kPriorityClassNotFound;
 
 class Decider {
  public:
@@ -349,7 +349,7 @@ class Decider {
     // A priority class that does not exist keeps the job out of the queue (no Workload) or at its
     // old priority: said in the condition and a Warning, each time the class named changes.
     const bool no_class = !remembered_.priority_class_missing.empty();
-    const std::string reason = no_class ? kReasonPriorityClassNotFound : "WaitingForAdmission";
+    const std::string reason = no_class ? kReasonPriorityClassNotFound : api::reason::kWaitingForAdmission;
     const std::string& waiting = kueue_workload_.waiting;
     const std::string msg = no_class ? remembered_.priority_class_missing
                                      : "waiting for admission in queue " + queue +

@@ -49,6 +49,9 @@ CLUSTER_READ_RULES = {("kueue.x-k8s.io", "resourceflavors"): {"get"},
                       ("kueue.x-k8s.io", "workloadpriorityclasses"): {"get"},
                       ("scheduling.k8s.io", "priorityclasses"): {"get", "list"},
                       ("", "nodes"): {"list", "watch"}}
+# With metrics.secure.enabled: the reviews of who asks for /metrics (cluster-scoped creates).
+SECURE_METRICS_RULES = {("authentication.k8s.io", "tokenreviews"): {"create"},
+                        ("authorization.k8s.io", "subjectaccessreviews"): {"create"}}
 # The per-job Role the operator creates; it may only grant what the operator holds.
 JOB_ROLE_RULES = {("", "configmaps"): {"get", "list", "watch"}, ("", "pods"): {"get", "patch"}}
 
@@ -620,7 +623,8 @@ def readme_rbac_rows():
             continue
         groups = ["" if g.strip() == "core" else g.strip(" `") for g in cells[0].split(",")]
         resources = re.findall(r"`([a-z/]+)`", cells[1])
-        rows.append((groups, resources, set(cells[2].split()), "cluster-scoped" in cells[1]))
+        rows.append((groups, resources, set(cells[2].split()), "cluster-scoped" in cells[1] or "metrics.secure" in cells[1],
+                     "metrics.secure.enabled" in cells[1]))
     return rows
 
 
@@ -630,9 +634,13 @@ def test_readme_rbac_table():
     if not check(rows, f"charts/nccl-operator/README.md: no table under {RBAC_HEADING!r}"):
         return
     documented, cluster_scoped = {}, set()
-    for groups, resources, verbs, cluster in rows:
+    for groups, resources, verbs, cluster, secure_only in rows:
         for group in groups:
             for resource in resources:
+                if secure_only:
+                    check(SECURE_METRICS_RULES.get((group, resource)) == verbs,
+                          f"RBAC table: {(group, resource)} {sorted(verbs)} is not what metrics.secure grants")
+                    continue
                 documented.setdefault((group, resource), set()).update(verbs)
                 if cluster:
                     cluster_scoped.add((group, resource))
@@ -648,11 +656,44 @@ def test_readme_rbac_table():
           f"the rows marked cluster-scoped {sorted(cluster_scoped)} are not the cluster-scoped reads {sorted(CLUSTER_READ_RULES)}")
 
 
+def test_secure_metrics():
+    """metrics.secure: the operator may review callers (nothing more), a metrics-reader ClusterRole
+    for /metrics, the flags, HTTPS in the ServiceMonitor, no helm test pod."""
+    for sets, where in ((("metrics.secure.enabled=true",), "cluster-wide"),
+                        (("metrics.secure.enabled=true", "watchNamespace=team-a"), "one namespace")):
+        objs = render(*sets, "metrics.serviceMonitor.enabled=true", tests=True)
+        roles = [o for o in objs if o["kind"] == "ClusterRole" and not user_role(o)
+                 and not o["metadata"]["name"].endswith("-metrics-reader")]
+        granted = {}
+        for role in roles:
+            for key, verbs in rules_map(role["rules"]).items():
+                granted.setdefault(key, set()).update(verbs)
+        for key, verbs in SECURE_METRICS_RULES.items():
+            check(granted.get(key) == verbs, f"{where}: metrics.secure grants {key} {sorted(granted.get(key, []))}")
+        reader = [o for o in objs if o["kind"] == "ClusterRole" and o["metadata"]["name"].endswith("-metrics-reader")]
+        check(len(reader) == 1 and reader[0]["rules"] == [{"nonResourceURLs": ["/metrics"], "verbs": ["get"]}],
+              f"{where}: a metrics-reader ClusterRole for get /metrics: {reader}")
+        args = operator_container(one(objs, "Deployment", where))["args"]
+        check("--metrics-secure" in args and not any(a.startswith("--metrics-cert-dir") for a in args),
+              f"{where}: --metrics-secure, a self-signed certificate: {args}")
+        endpoint = one(objs, "ServiceMonitor", where)["spec"]["endpoints"][0]
+        check(endpoint.get("scheme") == "https" and endpoint.get("bearerTokenFile") and endpoint.get("honorLabels") is True,
+              f"{where}: the ServiceMonitor scrapes over HTTPS with Prometheus' token: {endpoint}")
+        check(not [o for o in objs if o["kind"] == "Pod"], f"{where}: no helm test pod with metrics.secure")
+    objs = render("metrics.secure.enabled=true", "metrics.secure.certSecret=metrics-tls")
+    deployment = one(objs, "Deployment", "certSecret")
+    check("--metrics-cert-dir=/etc/nccl-operator/metrics-tls" in operator_container(deployment)["args"] and
+          any(v.get("secret", {}).get("secretName") == "metrics-tls" for v in deployment["spec"]["template"]["spec"]["volumes"]),
+          "metrics.secure.certSecret mounts the Secret and passes --metrics-cert-dir")
+    check(not [o for o in render() if o["kind"] == "ClusterRole" and o["metadata"]["name"].endswith("-metrics-reader")],
+          "no metrics-reader ClusterRole by default")
+
+
 def main():
     for test in (test_lint, test_defaults, test_user_roles, test_one_namespace, test_switches, test_sidecar_values, test_operations_values,
                  test_replicas_need_leader_election,
                  test_extra_args, test_every_flag_the_chart_passes_exists, test_misspelt_values_are_refused, test_kube_version, test_crds_shipped,
-                 test_names, test_pod_disruption_budget, test_helm_test, test_chart_metadata, test_readme_rbac_table):
+                 test_names, test_pod_disruption_budget, test_helm_test, test_chart_metadata, test_readme_rbac_table, test_secure_metrics):
         before = len(failures)
         test()
         print(f"{'ok  ' if len(failures) == before else 'FAIL'} {test.__name__}")

@@ -108,7 +108,9 @@ def main():
     os.environ["KUBECONFIG"] = os.environ["NCCLOP_TEST_KUBECONFIG"]
     findings = []
     # helm template renders the `helm test` hooks too, so the test pod is scored with the chart.
-    for sets in ([], ["watchNamespace=ml"], ["metrics.serviceMonitor.enabled=true"], ["replicaCount=2"]):
+    monitoring = ["metrics.serviceMonitor.enabled=true", "metrics.dashboard.enabled=true",
+                  "metrics.prometheusRule.enabled=true", "metrics.secure.enabled=true", "metrics.secure.certSecret=tls"]
+    for sets in ([], ["watchNamespace=ml"], ["metrics.serviceMonitor.enabled=true"], ["replicaCount=2"], monitoring):
         findings += [("chart " + (" ".join(sets) or "defaults"), f) for f in kube_score(binary, chart_manifests(helm, *sets))]
 
     ns = f"kube-score-{os.getpid()}"

@@ -3,13 +3,16 @@
 Python text parser (prometheus_client, pinned, installed into the build dir), then checks what
 operator dashboards rely on: every job state reported (0 included), no empty label values,
 process_*, ncclop_build_info, the reconcile queue's depth/adds/wait and the API client's
-requests by verb and code.
+requests by verb and code. Then the metric catalog (operator/src/metrics/catalog.h) against what
+the operator serves: every family of the catalog is there with its type and label names, and
+nothing else is; and every metric the chart's dashboard and alerts select is served.
 
 Env (set by CTest): NCCLOP_TEST_KUBECONFIG, NCCLOP_TEST_KUBECTL, NCCLOP_OPERATOR_BIN,
-NCCLOP_CRD_FILE, NCCLOP_BUILD_DIR.
+NCCLOP_CRD_FILE, NCCLOP_BUILD_DIR, NCCLOP_METRIC_CATALOG, NCCLOP_TEST_HELM.
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -69,6 +72,62 @@ def metrics_address(log_path):
     return None
 
 
+def served_families(text):
+    """{name: (type, label names)} of every family the text declares, label names from its samples."""
+    families = {}
+    for line in text.splitlines():
+        if line.startswith("# TYPE "):
+            _, _, name, kind = line.split(" ", 3)
+            families[name] = (kind, set())
+    for line in text.splitlines():
+        if line.startswith("#") or not line.strip():
+            continue
+        name = line.split("{", 1)[0].split(" ", 1)[0]
+        labels = set(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="', line.split("{", 1)[1])) if "{" in line else set()
+        for family in (name, name.rsplit("_", 1)[0]):
+            if family in families:
+                families[family][1].update(labels - {"le"})
+                break
+    return families
+
+
+def check_catalog(text, scrape):
+    catalog = json.loads(subprocess.run([os.environ["NCCLOP_METRIC_CATALOG"]], capture_output=True, text=True,
+                                        check=True).stdout)
+    # leader_election_master_status is there once the election ran; the job's series once the cache holds it.
+    text = wait_for("the leader election's first answer",
+                    lambda: (lambda t: t if "leader_election_master_status{" in t else None)(scrape()))
+    served = served_families(text)
+    declared = {f["name"]: f for f in catalog}
+    for name, family in declared.items():
+        got = served.get(name)
+        if name == "process_max_fds" and got is None:
+            continue  # unlimited: not written
+        check(got is not None and got[0] == family["type"],
+              f"catalog family {name} ({family['type']}) is served: {got and got[0]}")
+        if got and got[1]:
+            check(got[1] == set(family["labels"]), f"{name}'s labels: served {sorted(got[1])}, declared {family['labels']}")
+    extra = sorted(set(served) - set(declared))
+    check(not extra, f"every family served is in the catalog: not declared {extra}")
+    check(any(n == "leader_election_master_status" and s[1] == {"name"} for n, s in served.items()),
+          "leader_election_master_status{name} with --leader-elect")
+    check('controller_runtime_reconcile_total{controller="nccljob",result="success"}' in text,
+          "controller_runtime_reconcile_total counts successes")
+    # The chart's dashboard and alerts select only what a running operator serves.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "e2e" / "helm"))
+    import monitoring
+    parser = monitoring.import_promql_parser(os.environ["NCCLOP_BUILD_DIR"])
+    types = {n: t for n, (t, _) in served.items()}
+    objs = monitoring.render()
+    exprs = [e for _, board in monitoring.dashboards(objs) for _, e in monitoring.dashboard_exprs(board)]
+    exprs += [r["expr"] for g in monitoring.rule_groups(objs) for r in g["rules"]]
+    exprs += [r["expr"] for g in monitoring.rule_groups(monitoring.render("leaderElection.enabled=false")) for r in g["rules"]]
+    names = set().union(*(monitoring.selected_names(parser, e) for e in exprs))
+    missing = sorted(n for n in names if monitoring.family_of(n, types) is None)
+    check(len(names) >= 15 and not missing,
+          f"the {len(names)} metrics the dashboard and alerts select are served: missing {missing}")
+
+
 def main():
     os.environ["KUBECONFIG"] = os.environ["NCCLOP_TEST_KUBECONFIG"]
     parse = import_parser()
@@ -81,6 +140,7 @@ def main():
         operator = subprocess.Popen(
             [os.environ["NCCLOP_OPERATOR_BIN"], "--kubeconfig=" + os.environ["NCCLOP_TEST_KUBECONFIG"],
              "--namespace=" + ns, "--metrics-bind-address=127.0.0.1:0", "--health-probe-bind-address=0",
+             "--leader-elect", "--leader-election-namespace=" + ns, "--leader-election-id=scraped-leader",
              "--log-format=json"], stdout=log, stderr=subprocess.STDOUT)
     try:
         address = wait_for("the operator serves /metrics", lambda: metrics_address(log_path))
@@ -94,6 +154,7 @@ def main():
 
         text = wait_for("ncclop_jobs counts the job as Pending",
                         lambda: (lambda t: t if 'ncclop_jobs{state="Pending"} 1' in t else None)(scrape()))
+        check_catalog(text, scrape)
         families = {f.name: f for f in parse(text)}  # raises on anything the parser cannot read
         check(True, f"prometheus_client's parser read {len(families)} metric families")
 

@@ -31,6 +31,21 @@ struct WorkQueueOptions {
   // ones when they come due); on_wait: seconds a key sat ready in the queue before a Get.
   std::function<void()> on_add;
   std::function<void(double seconds)> on_wait;
+  // client-go's own workqueue metrics (controller-runtime exports them as workqueue_*), same
+  // rules. on_queued: an Add of a key not already waiting (a merged add is not one), delayed
+  // ones when they come due; on_taken: at Get, seconds since that add; on_done: at Done,
+  // seconds since the Get; on_retry: every AddRateLimited.
+  std::function<void()> on_queued;
+  std::function<void(double seconds)> on_taken;
+  std::function<void(double seconds)> on_done;
+  std::function<void()> on_retry;
+};
+
+// What the queue holds now, in client-go's terms (read at scrape time).
+struct WorkQueueLoad {
+  std::size_t waiting = 0;        // keys added and not yet taken by a Get (client-go's depth)
+  double unfinished_seconds = 0;  // the keys being processed: seconds since their Get, added up
+  double longest_seconds = 0;     // the same for the one taken longest ago
 };
 
 // Pure rate-limit arithmetic, clock passed in (unit tested without sleeping).
@@ -70,6 +85,7 @@ class WorkQueue {
   void ShutDown();  // wakes every Get(); later adds are ignored
   bool ShuttingDown() const;
   std::size_t Len() const;  // keys ready to be handed out
+  WorkQueueLoad Load() const;
 
  private:
   void AddLocked(const std::string& key);
@@ -88,7 +104,8 @@ class WorkQueue {
   std::condition_variable cv_;
   std::deque<std::string> queue_;
   std::unordered_set<std::string> dirty_;
-  std::unordered_set<std::string> processing_;
+  std::unordered_map<std::string, Clock::time_point> processing_;  // since its Get
+  std::unordered_map<std::string, Clock::time_point> added_at_;     // dirty keys: their add
   std::priority_queue<Delayed, std::vector<Delayed>, std::greater<Delayed>> delayed_;
   std::unordered_map<std::string, Clock::time_point> delayed_when_;  // earliest per key
   std::unordered_map<std::string, int> failures_;
