@@ -21,7 +21,7 @@ struct Flags {
   std::string leader_election_id = "nccl-operator-leader";
   std::string metrics_bind_address = ":8080";  // "0" disables
   std::string health_probe_bind_address = ":8081";
-  desired::PodOptions pod;  // --sidecar-*
+  desired::PodOptions pod;  // --sidecar-*, --gpu-resource-name
   logging::Format log_format = logging::Format::kText;
   logging::Level log_level = logging::Level::kInfo;
   int concurrency = 4;
