@@ -64,6 +64,17 @@ TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
   }
 }
 
+TEST(ContractsMd, NamesThePodShapesVolumeAndTheComputeDomainsNames) {
+  const std::string doc = ContractsMd();
+  ASSERT_FALSE(doc.empty());
+  ExpectQuoted(doc, kShmVolume);
+  ExpectQuoted(doc, kShmPath);
+  ExpectQuoted(doc, "{name: " + std::string(kComputeDomainClaim) + ", resourceClaimTemplateName: " +
+                        ComputeDomainChannelName("<job>") + "}");
+  ExpectQuoted(doc, "resources.claims: [{name: " + std::string(kComputeDomainClaim) + "}]");
+  ExpectQuoted(doc, "channel.resourceClaimTemplate.name: " + ComputeDomainChannelName("<job>"));
+}
+
 TEST(ContractsMd, NamesTheSidecarsInPlaceState) {
   const std::string doc = ContractsMd();
   ASSERT_FALSE(doc.empty());

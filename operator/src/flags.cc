@@ -2,15 +2,28 @@
 
 #include <regex>
 
+#include "api/quantity.h"
 #include "cli/log_flags.h"
 
 namespace ncclop {
 namespace {
 
 // A Kubernetes resource quantity (100m, 64Mi, 0.5, 1e3); "" = unset.
-bool IsQuantity(const std::string& value) {
-  static const std::regex kQuantity(R"(^([0-9]+(\.[0-9]*)?|\.[0-9]+)([numkMGTPE]|[KMGTPE]i|[eE][-+]?[0-9]+)?$)");
-  return value.empty() || std::regex_match(value, kQuantity);
+bool IsQuantity(const std::string& value) { return value.empty() || api::IsQuantity(value); }
+
+// An extended resource name as the API server takes one (its IsExtendedResourceName): a
+// domain-prefixed name outside kubernetes.io, that is still a qualified name once prefixed
+// with "requests." (how a ResourceQuota names it).
+bool IsExtendedResourceName(const std::string& value) {
+  const auto slash = value.find('/');
+  if (slash == std::string::npos || value.find("kubernetes.io/") != std::string::npos || value.starts_with("requests.")) {
+    return false;
+  }
+  static const std::regex kPrefix(R"(^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$)");
+  static const std::regex kName(R"(^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$)");
+  const std::string prefix = "requests." + value.substr(0, slash);
+  const std::string name = value.substr(slash + 1);
+  return prefix.size() <= 253 && std::regex_match(prefix, kPrefix) && name.size() <= 63 && std::regex_match(name, kName);
 }
 
 cli::Flag SidecarQuantity(std::string name, std::string* field, const std::string& what) {
@@ -51,6 +64,11 @@ cli::Program CommandLine(Flags* f) {
               cli::OneOf("sidecar-image-pull-policy", &f->pod.sidecar_image_pull_policy, "P",
                          {"Always", "IfNotPresent", "Never", ""},
                          "the sidecar's imagePullPolicy; empty: the API server's default for the image's tag"),
+              cli::Text("gpu-resource-name", &f->pod.gpu_resource, "NAME",
+                        "the extended resource the trainer's spec.gpusPerPod GPUs are asked in (amd.com/gpu, a MIG "
+                        "profile's nvidia.com/mig-1g.10gb); not set where the template claims devices (DRA) or sets it")
+                  .Check("an extended resource name: domain/name outside kubernetes.io, like nvidia.com/gpu",
+                         IsExtendedResourceName),
               SidecarQuantity("sidecar-cpu-request", &r->cpu_request, "CPU request"),
               SidecarQuantity("sidecar-memory-request", &r->memory_request, "memory request"),
               SidecarQuantity("sidecar-ephemeral-storage-request", &r->ephemeral_storage_request,

@@ -23,7 +23,7 @@ struct Flags {
   bool metrics_secure = false;  // HTTPS, callers authenticated and authorized by the API server
   std::string metrics_cert_dir;  // tls.crt and tls.key; "" = a self-signed certificate made at start
   std::string health_probe_bind_address = ":8081";
-  desired::PodOptions pod;  // --sidecar-*
+  desired::PodOptions pod;  // --sidecar-*, --gpu-resource-name
   logging::Format log_format = logging::Format::kText;
   logging::Level log_level = logging::Level::kInfo;
   int concurrency = 4;

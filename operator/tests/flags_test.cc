@@ -51,6 +51,21 @@ TEST(Flags, SidecarResourcesAndPullPolicy) {
             std::string::npos);
 }
 
+TEST(Flags, GpuResourceNameIsAnExtendedResourceName) {
+  EXPECT_EQ(ParseFlags({})->pod.gpu_resource, "nvidia.com/gpu");
+  for (const char* name : {"amd.com/gpu", "nvidia.com/mig-1g.10gb", "gpu.intel.com/i915", "example.com/A_b.c"}) {
+    auto f = ParseFlags({std::string("--gpu-resource-name=") + name});
+    ASSERT_TRUE(f.ok()) << name << ": " << f.status().message();
+    EXPECT_EQ(f->pod.gpu_resource, name);
+  }
+  for (const char* name : {"gpu", "kubernetes.io/gpu", "node.kubernetes.io/gpu", "requests.nvidia.com/gpu", "/gpu",
+                           "nvidia.com/", "nvidia.com/a/b", "Nvidia.com/gpu", "nvidia.com/-gpu", ""}) {
+    auto f = ParseFlags({std::string("--gpu-resource-name=") + name});
+    ASSERT_FALSE(f.ok()) << name;
+    EXPECT_NE(f.status().message().find("an extended resource name"), std::string::npos) << f.status().message();
+  }
+}
+
 TEST(Flags, ErrorsSayWhatIsWrong) {
   EXPECT_NE(ParseFlags({"--concurrency=0"}).status().message().find("1 to 64"), std::string::npos);
   EXPECT_NE(ParseFlags({"--log-format=xml"}).status().message().find("text or json"), std::string::npos);

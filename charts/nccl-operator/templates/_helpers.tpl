@@ -110,6 +110,12 @@ prevention): get/list/watch on configmaps and get/patch on pods are therefore in
 - apiGroups: [scheduling.k8s.io]
   resources: [workloads, podgroups]
   verbs: [get, list, watch, create, patch, delete]
+# NVIDIA's ComputeDomains (only used where the cluster serves them): one per job with
+# spec.computeDomain, watched so that one deleted by hand is made again; patch takes over one
+# left by a deleted job of the same name. The garbage collector deletes it with the job.
+- apiGroups: [resource.nvidia.com]
+  resources: [computedomains]
+  verbs: [get, list, watch, create, patch]
 {{- end }}
 
 {{/* Cluster-scoped reads: the ResourceFlavors Kueue admits a job with (their nodeLabels and

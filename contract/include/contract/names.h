@@ -128,6 +128,15 @@ inline std::string GangPodGroupName(std::string_view job, int attempt) {
 inline std::string PodName(std::string_view job, int index) {
   return std::string(job) + "-" + std::to_string(index);
 }
+// The trainer's memory-backed /dev/shm (spec.shmSize; the operator's desired/pod_shape.h).
+inline constexpr std::string_view kShmVolume = "nccl-shm";
+inline constexpr std::string_view kShmPath = "/dev/shm";
+// spec.computeDomain: the job's NVIDIA ComputeDomain (resource.nvidia.com) has the job's name; the
+// DRA driver makes the ResourceClaimTemplate of its IMEX channel under the name the ComputeDomain
+// gives it, and every pod claims it (pod resourceClaims, trainer resources.claims) by kComputeDomainClaim.
+inline std::string ComputeDomainName(std::string_view job) { return std::string(job); }
+inline std::string ComputeDomainChannelName(std::string_view job) { return std::string(job) + "-imex-channel"; }
+inline constexpr std::string_view kComputeDomainClaim = "compute-domain-channel";
 // NCCLJOB_SIDECAR_URL: the id API on loopback (a hostNetwork job's port is its own, see the
 // operator's desired/sidecar_ports.h).
 inline std::string SidecarUrl(int api_port = kSidecarApiPort) { return "http://127.0.0.1:" + std::to_string(api_port); }

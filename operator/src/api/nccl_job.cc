@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "api/quantity.h"
 #include "api/spec_fields.h"
 #include "contract/names.h"
 
@@ -89,6 +90,61 @@ std::string StringAt(const Json& obj, std::string_view key) {
 int IntAt(const Json& obj, const char* key) {
   auto it = obj.find(key);
   return it != obj.end() && it->is_number_integer() ? it->get<int>() : 0;
+}
+
+// Reads a quantity field: a string IsQuantity accepts, or a whole number that is not negative;
+// absent or null keeps *out (the default).
+kube::Status ReadQuantity(const Json& parent, const spec_fields::QuantityField& field, std::string* out) {
+  auto it = parent.find(spec_fields::Key(field.path));
+  if (it == parent.end() || it->is_null()) return kube::Status::Ok();
+  std::string text;
+  if (it->is_number_unsigned()) {
+    text = std::to_string(it->get<std::uint64_t>());
+  } else if (it->is_number_integer() && it->get<std::int64_t>() >= 0) {
+    text = std::to_string(it->get<std::int64_t>());
+  } else if (it->is_string()) {
+    text = it->get<std::string>();
+  }
+  if (!IsQuantity(text)) {
+    return Invalid(std::string(field.path), "must be a Kubernetes quantity like " + std::string(field.default_value) +
+                                                " or 0, got " + (it->is_string() ? text : it->dump()));
+  }
+  *out = text;
+  return kube::Status::Ok();
+}
+
+// spec.computeDomain; the pods' claim of its channel must not clash with one of the template's.
+kube::Status ParseComputeDomain(const Json& cd, ComputeDomainRequest* out) {
+  if (!cd.is_object()) return Invalid("computeDomain", "must be an object ({} for the defaults)");
+  out->requested = true;
+  if (auto s = Read(cd, spec_fields::kComputeDomainNumNodes, &out->num_nodes); !s.ok()) return s;
+  auto mode = ReadEnum(cd, spec_fields::kComputeDomainAllocationMode);
+  if (!mode.ok()) return mode.status();
+  if (!mode->empty()) out->allocation_mode = *mode;
+  return kube::Status::Ok();
+}
+
+// Whether `list` (a pod's resourceClaims or a container's resources.claims) has an entry `name`.
+bool ListsClaim(const Json& list, std::string_view name) {
+  if (!list.is_array()) return false;
+  for (const Json& claim : list) {
+    if (claim.is_object() && StringAt(claim, "name") == name) return true;
+  }
+  return false;
+}
+
+kube::Status CheckComputeDomainClaimIsFree(const NcclJobSpec& spec) {
+  const Json& pod = spec.pod_template["spec"];
+  const std::string_view claim = contract::kComputeDomainClaim;
+  bool taken = ListsClaim(pod.value("resourceClaims", Json()), claim);
+  for (const Json& c : pod["containers"]) {
+    if (StringAt(c, "name") != spec.trainer_container || !c.contains("resources") || !c["resources"].is_object()) continue;
+    taken = taken || ListsClaim(c["resources"].value("claims", Json()), claim);
+  }
+  if (!taken) return kube::Status::Ok();
+  return Invalid("template.spec.resourceClaims",
+                 "must not name a claim " + std::string(claim) +
+                     ": with spec.computeDomain the operator adds that claim of the ComputeDomain's channel itself");
 }
 
 kube::Status ParseFailurePolicy(const Json& fp, FailurePolicy* out) {
@@ -193,8 +249,15 @@ kube::Result<NcclJobSpec> ParseSpec(const Json& spec) {
   auto gang = ReadEnum(spec, spec_fields::kGangScheduling);
   if (!gang.ok()) return gang.status();
   if (!gang->empty()) out.gang_scheduling = GangSchedulingNamed(*gang);
+  if (auto s = ReadQuantity(spec, spec_fields::kShmSize, &out.shm_size); !s.ok()) return s;
+  if (auto cd = spec.find("computeDomain"); cd != spec.end() && !cd->is_null()) {
+    if (auto s = ParseComputeDomain(*cd, &out.compute_domain); !s.ok()) return s;
+  }
   auto tmpl = spec.find("template");
   if (auto s = ParseTemplate(tmpl == spec.end() ? Json() : *tmpl, &out); !s.ok()) return s;
+  if (out.compute_domain.requested) {
+    if (auto s = CheckComputeDomainClaimIsFree(out); !s.ok()) return s;
+  }
   return out;
 }
 
@@ -266,6 +329,7 @@ NcclJobStatus ParseStatus(const Json& status) {
   out.completion_time = StringAt(status, "completionTime");
   out.id_published_time = StringAt(status, "idPublishedTime");
   out.restart_strategy = StringAt(status, "restartStrategy");
+  out.pod_shape = IntAt(status, "podShape");
   out.progress = ParseProgressStatus(status.contains("progress") ? status["progress"] : Json());
   if (auto it = status.find("conditions"); it != status.end() && it->is_array()) {
     for (const Json& c : *it) {
@@ -301,6 +365,7 @@ Json StatusToJson(const NcclJobStatus& s) {
   put_time("completionTime", s.completion_time);
   put_time("idPublishedTime", s.id_published_time);
   if (!s.restart_strategy.empty()) out["restartStrategy"] = s.restart_strategy;
+  if (s.pod_shape > 0) out["podShape"] = s.pod_shape;
   if (s.progress) out["progress"] = ProgressToJson(*s.progress);
   Json conds = Json::array();
   for (const Condition& c : s.conditions) {

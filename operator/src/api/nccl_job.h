@@ -50,6 +50,15 @@ enum class GangScheduling {
   kDisabled,  // "Disabled": never; pods are scheduled one by one
 };
 
+// spec.computeDomain: the job's own NVIDIA ComputeDomain (resource.nvidia.com/v1beta1), whose IMEX
+// channel every pod claims, for NCCL over multi-node NVLink (GB200/GB300 NVL72;
+// desired/compute_domain.h).
+struct ComputeDomainRequest {
+  bool requested = false;  // the spec names computeDomain
+  int num_nodes = spec_fields::Int32Default(spec_fields::kComputeDomainNumNodes);
+  std::string allocation_mode = std::string(spec_fields::kComputeDomainAllocationMode.default_value.value());
+};
+
 struct NcclJobSpec {
   int replicas = spec_fields::Int32Default(spec_fields::kReplicas);
   int gpus_per_pod = spec_fields::Int32Default(spec_fields::kGpusPerPod);
@@ -67,6 +76,9 @@ struct NcclJobSpec {
   bool bootstrap_roots_set = false;
   FailurePolicy failure_policy;
   GangScheduling gang_scheduling = GangScheduling::kAuto;  // spec_fields::kGangScheduling's default
+  // The sizeLimit of the trainer's memory-backed /dev/shm, a quantity; zero: none (desired/pod_shape.h).
+  std::string shm_size = std::string(spec_fields::kShmSize.default_value);
+  ComputeDomainRequest compute_domain;
   Json pod_template;              // a PodTemplateSpec (metadata + spec)
   std::string trainer_container;  // resolved: the annotated one or the first container
 
@@ -141,6 +153,9 @@ struct NcclJobStatus {
   // How the current attempt's pods restart when it fails: "InPlace" or "Recreate" ("" before the
   // first attempt's pods).
   std::string restart_strategy;
+  // The revision of the pod shape the job's pods are made in (desired/pod_shape.h, PodShapeOf);
+  // 0: not recorded yet.
+  int pod_shape = 0;
   std::optional<Progress> progress;
   std::vector<Condition> conditions;
 

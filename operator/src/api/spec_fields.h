@@ -39,6 +39,13 @@ struct EnumField {
   std::optional<std::string_view> default_value;  // none: absent stays unset
 };
 
+// A Kubernetes quantity: a string like 8Gi or a whole number (the CRD's int-or-string with the
+// pattern api::kQuantityPattern), never negative.
+struct QuantityField {
+  std::string_view path;
+  std::string_view default_value;
+};
+
 // Two rules across fields stay in ParseSpec, as in the CRD's x-kubernetes-validations:
 // network.bootstrapRoots <= replicas, failurePolicy.backoffSeconds <= maxBackoffSeconds.
 // Columns: path, format, minimum, maximum, default ({}: none).
@@ -56,6 +63,7 @@ inline constexpr IntField kMaxDisruptions{          "failurePolicy.maxDisruption
 inline constexpr IntField kForbiddenRetrySeconds{   "failurePolicy.forbiddenRetrySeconds", IntFormat::kInt32,    0,      86400,  300};
 inline constexpr IntField kStallTimeoutSeconds{    "failurePolicy.stallTimeoutSeconds",   IntFormat::kInt32,    1,      86400,   {}};
 inline constexpr IntField kFailFastExitCode{        "failurePolicy.failFastExitCodes[]",   IntFormat::kInt32,    1,        255,   {}};
+inline constexpr IntField kComputeDomainNumNodes{   "computeDomain.numNodes",              IntFormat::kInt32,    0,       4096,    0};
 
 inline constexpr BoolField kSuspend{.path = "suspend", .default_value = false};
 
@@ -69,14 +77,25 @@ inline constexpr EnumField kRestartStrategy{
 inline constexpr std::string_view kRestartPolicyValues[] = {"Never"};
 inline constexpr EnumField kRestartPolicy{
     .path = "template.spec.restartPolicy", .values = kRestartPolicyValues, .default_value = {}};
+// NVIDIA's ComputeDomain channel.allocationMode: one IMEX channel per pod, or all of them.
+inline constexpr std::string_view kComputeDomainAllocationModeValues[] = {"Single", "All"};
+inline constexpr EnumField kComputeDomainAllocationMode{.path = "computeDomain.allocationMode",
+                                                        .values = kComputeDomainAllocationModeValues,
+                                                        .default_value = "Single"};
+
+// The memory-backed emptyDir the trainer gets at /dev/shm (0: none). Docker's and most
+// runtimes' 64 MiB is too small for NCCL's shared-memory transport and PyTorch's data loader
+// workers; operator/REFERENCE.md says why 8Gi.
+inline constexpr QuantityField kShmSize{.path = "shmSize", .default_value = "8Gi"};
 
 // Every row, for the test that holds them against the CRD, ParseSpec and the reference.
 inline constexpr IntField kIntFields[] = {
     kReplicas,    kGpusPerPod,     kInitTimeoutSeconds, kTtlSecondsAfterFinished, kActiveDeadlineSeconds,
     kSidecarPort, kBootstrapRoots, kMaxRestarts,        kBackoffSeconds,          kMaxBackoffSeconds,
-    kMaxDisruptions, kForbiddenRetrySeconds, kStallTimeoutSeconds, kFailFastExitCode};
+    kMaxDisruptions, kForbiddenRetrySeconds, kStallTimeoutSeconds, kFailFastExitCode, kComputeDomainNumNodes};
 inline constexpr BoolField kBoolFields[] = {kSuspend};
-inline constexpr EnumField kEnumFields[] = {kGangScheduling, kRestartStrategy, kRestartPolicy};
+inline constexpr EnumField kEnumFields[] = {kGangScheduling, kRestartStrategy, kRestartPolicy, kComputeDomainAllocationMode};
+inline constexpr QuantityField kQuantityFields[] = {kShmSize};
 
 // An int32 field's default, for NcclJobSpec's members; a row without one does not compile.
 consteval int Int32Default(const IntField& field) { return static_cast<int>(field.default_value.value()); }

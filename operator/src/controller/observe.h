@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "api/nccl_job.h"
+#include "desired/compute_domain.h"
 #include "desired/gang_workload.h"
 #include "kube/resource.h"
 #include "kube/store.h"
@@ -29,6 +30,8 @@ inline kube::Resource GangPodGroups(desired::GangApi api) {
 }
 inline const kube::Resource kKueueWorkloadPriorityClasses{"kueue.x-k8s.io", "v1beta2", "workloadpriorityclasses", false};
 inline const kube::Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false};
+inline const kube::Resource kComputeDomains{desired::kComputeDomainGroup, desired::kComputeDomainVersion,
+                                            desired::kComputeDomainResource, true};
 
 // The informers' caches the reconciler and the publisher read (the informers own them; the
 // controller fills this from its watch table, controller/watches.h).
@@ -49,6 +52,9 @@ struct Caches {
   const kube::Store* roles = nullptr;
   const kube::Store* role_bindings = nullptr;
   const kube::Store* service_accounts = nullptr;
+  // NVIDIA's ComputeDomains (job label, metadata only), for jobs with spec.computeDomain: one
+  // deleted by hand is made again. Null where the API server does not serve them.
+  const kube::Store* compute_domains = nullptr;
   // Nodes, trimmed to whether they take pods and what they declare (cache::TrimNode); null when
   // they cannot be listed.
   const kube::Store* nodes = nullptr;

@@ -8,9 +8,11 @@
 #include "contract/names.h"
 #include "controller/in_parallel.h"
 #include "controller/test_hook.h"
+#include "desired/compute_domain.h"
 #include "desired/configmap.h"
 #include "desired/gang_workload.h"
 #include "desired/kueue_workload.h"
+#include "desired/pod_shape.h"
 #include "desired/rbac.h"
 #include "desired/service.h"
 #include "logging/log.h"
@@ -51,6 +53,17 @@ ReconcileResult EnsureChild(kube::Client& client, const kube::Resource& r, const
   return ReconcileResult::From(client.Patch(r, ns, name, kube::PatchType::kMerge, patch).status());
 }
 
+// A job with spec.computeDomain where the API server served no ComputeDomains at start: its pods
+// would wait for ever for a channel no driver makes.
+policy::PodCreateVerdict ComputeDomainNotServed() {
+  return {"ComputeDomainNotServed",
+          "spec.computeDomain asks for an NVIDIA ComputeDomain, but the API server did not serve "
+          "computedomains.resource.nvidia.com/v1beta1 to the operator when it started: install NVIDIA's DRA driver "
+          "for GPUs (k8s-dra-driver-gpu) with its ComputeDomain support, give the operator get, list, watch, create "
+          "and patch on computedomains (the chart does), restart the operator, and create the job again; or "
+          "leave spec.computeDomain out"};
+}
+
 // How often pod creates refused as Forbidden are tried again (REFERENCE.md says 10 s).
 constexpr std::chrono::seconds kForbiddenRetryInterval{10};
 
@@ -85,7 +98,12 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
         "needs RBAC for workloads and podgroups); set it to Auto or Disabled";
   }
 
+  if (job.spec_error.empty()) job.spec_error = desired::GpuRequestConflict(job, pod_options_.gpu_resource);
+
   policy::Remembered remembered = memory_.Recall(job);
+  if (job.spec.compute_domain.requested && caches_.compute_domains == nullptr && remembered.pod_create_verdict.empty()) {
+    remembered.pod_create_verdict = ComputeDomainNotServed();
+  }
   remembered.gang_scheduled = UsesGang(job);
   if (job.spec.failure_policy.restart_strategy == api::RestartStrategy::kAuto) {
     remembered.nodes_restart_in_place = NodesRestartInPlace();
@@ -185,6 +203,9 @@ ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   if (auto r = EnsureChild(*client_, res::kRoles, ns, desired::Role(job)); !r.done()) return r;
   if (auto r = EnsureChild(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !r.done()) return r;
   if (auto r = EnsureChild(*client_, res::kServices, ns, desired::HeadlessService(job)); !r.done()) return r;
+  if (job.spec.compute_domain.requested && caches_.compute_domains != nullptr) {
+    if (auto r = EnsureChild(*client_, kComputeDomains, ns, desired::ComputeDomain(job)); !r.done()) return r;
+  }
   if (UsesGang(job)) {
     if (auto r = EnsureGangWorkload(job); !r.done()) return r;
     if (CurrentGangPodGroupMissing(job)) {
@@ -205,6 +226,7 @@ bool Reconciler::ChildMissing(const api::NcclJob& job) const {
          missing(caches_.roles, contract::RoleName(job.name)) ||
          missing(caches_.role_bindings, contract::RoleName(job.name)) ||
          missing(caches_.services, contract::ServiceName(job.name)) ||
+         (job.spec.compute_domain.requested && missing(caches_.compute_domains, contract::ComputeDomainName(job.name))) ||
          (UsesGang(job) && missing(caches_.gang_workloads, contract::GangWorkloadName(job.name))) ||
          (UsesGang(job) && CurrentGangPodGroupMissing(job));
 }

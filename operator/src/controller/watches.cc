@@ -18,11 +18,15 @@ constexpr const char* kKueueNotServed = "Kueue Workloads are not served (or not 
 // Nodes: only for failurePolicy.restartStrategy Auto (observed/node_features.h).
 constexpr const char* kNodesServed = "nodes are listed: restartStrategy Auto restarts in place where every node can";
 constexpr const char* kNodesNotServed = "nodes cannot be listed: restartStrategy Auto recreates pods";
+// NVIDIA's ComputeDomains: only then can a job with spec.computeDomain run.
+constexpr const char* kComputeDomainsServed = "ComputeDomains (resource.nvidia.com/v1beta1) are served: spec.computeDomain can be used";
+constexpr const char* kComputeDomainsNotServed =
+    "ComputeDomains (resource.nvidia.com/v1beta1) are not served (or not allowed): jobs with spec.computeDomain fail";
 }  // namespace
 
 std::vector<Watch> Watches(desired::GangApi gang) {
   // Services, Roles, RoleBindings and ServiceAccounts matter only when one is deleted (or changes
-  // owner); so do the gang scheduler's Workloads and PodGroups.
+  // owner); so do the gang scheduler's Workloads and PodGroups, and ComputeDomains.
   std::vector<Watch> watches = {
       {.name = "nccljobs", .resource = kNcclJobs, .of = Of::kJobs, .queue_job = true, .cache = &Caches::jobs},
       {.name = "pods", .resource = res::kPods, .keep = Keep::kPodFacts, .index_by_job = true, .queue_job = true,
@@ -42,6 +46,8 @@ std::vector<Watch> Watches(desired::GangApi gang) {
        .cache = &Caches::role_bindings},
       {.name = "serviceaccounts", .resource = res::kServiceAccounts, .keep = Keep::kOwnership, .remake_when_gone = true,
        .cache = &Caches::service_accounts},
+      {.name = "computedomains", .resource = kComputeDomains, .keep = Keep::kOwnership, .remake_when_gone = true,
+       .served = kComputeDomainsServed, .not_served = kComputeDomainsNotServed, .cache = &Caches::compute_domains},
       {.name = "nodes", .resource = res::kNodes, .of = Of::kNodes, .keep = Keep::kNodeFeatures, .served = kNodesServed,
        .not_served = kNodesNotServed, .cache = &Caches::nodes},
   };

@@ -6,6 +6,7 @@
 
 #include "contract/env.h"
 #include "contract/names.h"
+#include "desired/pod_shape.h"
 #include "desired/rbac.h"
 #include "desired/sidecar_ports.h"
 
@@ -32,17 +33,6 @@ void InjectEnv(Json& container, const Json& contract_env) {
     }
   }
   container["env"] = std::move(env);
-}
-
-void SetGpuLimit(Json& container, int gpus) {
-  const std::string kGpu = "nvidia.com/gpu";
-  Json& resources = container["resources"];
-  if (!resources.is_object()) resources = Json::object();
-  resources["limits"][kGpu] = std::to_string(gpus);
-  // Extended resources need requests == limits; keep a user's request consistent.
-  if (resources.contains("requests") && resources["requests"].is_object() && resources["requests"].contains(kGpu)) {
-    resources["requests"][kGpu] = std::to_string(gpus);
-  }
 }
 
 Json HttpProbe(std::string_view path, int port, int period_seconds) {
@@ -216,10 +206,8 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
     if (c.value("name", "") == job.spec.trainer_container && !c.contains("terminationMessagePolicy")) {
       c["terminationMessagePolicy"] = "FallbackToLogsOnError";
     }
-    if (job.spec.gpus_per_pod > 0 && c.value("name", "") == job.spec.trainer_container) {
-      SetGpuLimit(c, job.spec.gpus_per_pod);
-    }
   }
+  ShapeTrainer(job, options.gpu_resource, spec);  // its GPUs, /dev/shm, the ComputeDomain's channel
   Json sidecar = Sidecar(options, ChooseSidecarPorts(job), SidecarEnv(env));
   if (auto stall = job.spec.failure_policy.stall_timeout_seconds) {
     sidecar["args"].push_back(std::string(contract::kSidecarStallTimeoutFlag) + "=" + std::to_string(*stall));

@@ -1,7 +1,7 @@
 // Pod <job>-<index> of one attempt: the user's template plus what the contract adds
 // (docs/contracts.md): labels and annotations, hostname/subdomain, the template's
-// ServiceAccount (or the job's own when it names none), restartPolicy Never, the env contract in every container, the GPU limit on
-// the trainer, and the sidecar as a native sidecar (initContainers[0], restartPolicy Always)
+// ServiceAccount (or the job's own when it names none), restartPolicy Never, the env contract in every container, the trainer's
+// GPUs, /dev/shm and ComputeDomain channel (pod_shape.h), and the sidecar as a native sidecar (initContainers[0], restartPolicy Always)
 // so it starts before and outlives the trainer but never keeps the pod from completing.
 #pragma once
 
@@ -31,6 +31,9 @@ struct PodOptions {
   // (IfNotPresent for a versioned one: nodes with preloaded images and no registry).
   std::string sidecar_image_pull_policy = "Always";
   SidecarResources sidecar_resources;
+  // The extended resource the trainer's GPUs are counted in (pod_shape.h): the device plugin's
+  // name, e.g. amd.com/gpu or a MIG profile's nvidia.com/mig-1g.10gb.
+  std::string gpu_resource = "nvidia.com/gpu";
 };
 
 // The sidecar's securityContext: what Pod Security "restricted" asks (non-root, no privilege

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "contract/names.h"
+#include "desired/pod_shape.h"
 #include "observed/attempt.h"
 #include "observed/progress.h"
 #include "policy/admission.h"
@@ -40,6 +41,9 @@ class Decider {
       : job_(job), pods_(pods), cm_(cm), now_(now), remembered_(remembered), kueue_workload_(kueue_workload) {
     plan_.status = job.status;
     plan_.status.observed_generation = job.generation;
+    // Recorded at the first look, so every later pod (and the Kueue pod set) keeps this shape
+    // whatever operator makes it; a job an older operator started records that one's.
+    if (!job.status.Finished()) plan_.status.pod_shape = desired::PodShapeOf(job);
   }
 
   Plan Run() {

@@ -62,7 +62,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadSpec{R"({"replicas":2,"network":{"bootstrapRoots":3},"template":{"spec":{"containers":[{"name":"t"}]}}})",
                 "spec.network.bootstrapRoots must be at most replicas (2)"},
         BadSpec{R"({"network":{"bootstrapRoots":0},"template":{"spec":{"containers":[{"name":"t"}]}}})",
-                "spec.network.bootstrapRoots must be between 1"}));
+                "spec.network.bootstrapRoots must be between 1"},
+        BadSpec{R"({"shmSize":"8 GB","template":{"spec":{"containers":[{"name":"t"}]}}})",
+                "spec.shmSize must be a Kubernetes quantity like 8Gi or 0, got 8 GB"},
+        BadSpec{R"({"shmSize":-1,"template":{"spec":{"containers":[{"name":"t"}]}}})", "spec.shmSize must be"},
+        BadSpec{R"({"computeDomain":"yes","template":{"spec":{"containers":[{"name":"t"}]}}})",
+                "spec.computeDomain must be an object"},
+        BadSpec{R"({"computeDomain":{},"template":{"spec":{"resourceClaims":[{"name":"compute-domain-channel"}],
+                  "containers":[{"name":"t"}]}}})", "must not name a claim compute-domain-channel"},
+        BadSpec{R"({"computeDomain":{},"template":{"spec":{"containers":[{"name":"t",
+                  "resources":{"claims":[{"name":"compute-domain-channel"}]}}]}}})", "must not name a claim compute-domain-channel"}));
 
 TEST(ParseSpec, BootstrapRootsDefaultToOneAndAreReadWhenSet) {
   auto spec = ParseSpec(Json::parse(R"({"template":{"spec":{"containers":[{"name":"t"}]}}})"));
@@ -73,6 +82,39 @@ TEST(ParseSpec, BootstrapRootsDefaultToOneAndAreReadWhenSet) {
   ASSERT_TRUE(spec.ok()) << spec.status().message();
   EXPECT_EQ(spec->bootstrap_roots, 4);
   EXPECT_TRUE(spec->bootstrap_roots_set);
+}
+
+TEST(ParseSpec, ShmSizeIsAQuantityStringOrAWholeNumber) {
+  auto spec = ParseSpec(Json::parse(R"({"template":{"spec":{"containers":[{"name":"t"}]}}})"));
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ(spec->shm_size, "8Gi");
+  for (const auto& [given, read] : std::vector<std::pair<Json, std::string>>{{"16Gi", "16Gi"}, {0, "0"}, {"1.5G", "1.5G"},
+                                                                             {1073741824, "1073741824"}}) {
+    Json s = Json::parse(R"({"template":{"spec":{"containers":[{"name":"t"}]}}})");
+    s["shmSize"] = given;
+    auto parsed = ParseSpec(s);
+    ASSERT_TRUE(parsed.ok()) << given.dump() << ": " << parsed.status().message();
+    EXPECT_EQ(parsed->shm_size, read);
+  }
+}
+
+TEST(ParseSpec, ComputeDomainIsRequestedByNamingIt) {
+  auto spec = ParseSpec(Json::parse(R"({"template":{"spec":{"containers":[{"name":"t"}]}}})"));
+  ASSERT_TRUE(spec.ok());
+  EXPECT_FALSE(spec->compute_domain.requested);
+  spec = ParseSpec(Json::parse(R"({"computeDomain":{},"template":{"spec":{"containers":[{"name":"t"}]}}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_TRUE(spec->compute_domain.requested);
+  EXPECT_EQ(spec->compute_domain.num_nodes, 0);
+  EXPECT_EQ(spec->compute_domain.allocation_mode, "Single");
+  // Another claim of the template's is no clash; a claim of that name by another container neither.
+  spec = ParseSpec(Json::parse(R"({"computeDomain":{"numNodes":18,"allocationMode":"All"},"template":{"spec":{
+      "resourceClaims":[{"name":"gpus","resourceClaimTemplateName":"g"}],
+      "containers":[{"name":"t","resources":{"claims":[{"name":"gpus"}]}},
+                    {"name":"side","resources":{"claims":[{"name":"compute-domain-channel"}]}}]}}})"));
+  ASSERT_TRUE(spec.ok()) << spec.status().message();
+  EXPECT_EQ(spec->compute_domain.num_nodes, 18);
+  EXPECT_EQ(spec->compute_domain.allocation_mode, "All");
 }
 
 TEST(ParseSpec, TrainerAnnotationPicksAnotherContainer) {
@@ -106,8 +148,12 @@ TEST(Status, RoundTripsThroughJson) {
   s.active = 4;
   s.start_time = "2024-01-01T00:00:00Z";
   s.id_published_time = "2024-01-01T00:00:05Z";
+  s.pod_shape = 2;
   s.conditions.push_back({"Running", "True", "AllPodsRunning", "ok", "2024-01-01T00:00:06Z", 3});
   EXPECT_EQ(ParseStatus(StatusToJson(s)), s);
+  EXPECT_EQ(StatusToJson(s)["podShape"], 2);
+  s.pod_shape = 0;
+  EXPECT_FALSE(StatusToJson(s).contains("podShape")) << "not recorded";
 }
 
 TEST(ParseNcclJob, ReadsTheQueueLabel) {

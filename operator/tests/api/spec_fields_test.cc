@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "api/nccl_job.h"
+#include "api/quantity.h"
 
 namespace ncclop::api {
 namespace {
@@ -26,6 +27,7 @@ using spec_fields::BoolField;
 using spec_fields::EnumField;
 using spec_fields::IntField;
 using spec_fields::IntFormat;
+using spec_fields::QuantityField;
 
 std::string ReadFile(const char* path) {
   std::ifstream in(path);
@@ -55,7 +57,10 @@ std::string FormatName(IntFormat format) { return format == IntFormat::kInt32 ? 
 // What a scalar's schema states in the words both sides share; an integer's missing bound is
 // its format's, so `minimum: 0` alone and the table's 0..INT32_MAX agree.
 Json Constraints(const Json& schema) {
-  Json out = {{"type", schema.value("type", "")}};
+  // A quantity: int-or-string (no type of its own), a pattern for its strings.
+  const bool int_or_string = schema.value("x-kubernetes-int-or-string", false);
+  Json out = {{"type", int_or_string ? "int-or-string" : schema.value("type", "")}};
+  if (int_or_string) out["pattern"] = schema.value("pattern", "");
   for (const char* key : {"default", "enum"}) {
     if (schema.contains(key)) out[key] = schema[key];
   }
@@ -82,7 +87,7 @@ void CollectConstrained(const Json& schema, const std::string& path, std::map<st
   } else if (type == "array") {
     CollectConstrained(schema.value("items", Json::object()), path + "[]", out, object_defaults);
   } else if (schema.contains("minimum") || schema.contains("maximum") || schema.contains("default") ||
-             schema.contains("enum")) {
+             schema.contains("enum") || schema.value("x-kubernetes-int-or-string", false)) {
     (*out)[path] = Constraints(schema);
   }
 }
@@ -105,11 +110,16 @@ Json Constraints(const EnumField& f) {
   return out;
 }
 
+Json Constraints(const QuantityField& f) {
+  return {{"type", "int-or-string"}, {"pattern", std::string(kQuantityPattern)}, {"default", std::string(f.default_value)}};
+}
+
 std::map<std::string, Json> TableConstraints() {
   std::map<std::string, Json> out;
   for (const IntField& f : spec_fields::kIntFields) out[std::string(f.path)] = Constraints(f);
   for (const BoolField& f : spec_fields::kBoolFields) out[std::string(f.path)] = Constraints(f);
   for (const EnumField& f : spec_fields::kEnumFields) out[std::string(f.path)] = Constraints(f);
+  for (const QuantityField& f : spec_fields::kQuantityFields) out[std::string(f.path)] = Constraints(f);
   return out;
 }
 
@@ -187,6 +197,9 @@ Json Parsed(const NcclJobSpec& spec, std::string_view path) {
   if (path == "gangScheduling") return static_cast<int>(spec.gang_scheduling);
   if (path == "failurePolicy.restartStrategy") return static_cast<int>(fp.restart_strategy);
   if (path == "template.spec.restartPolicy") return spec.pod_template.at("spec").value("restartPolicy", Json());
+  if (path == "computeDomain.numNodes") return spec.compute_domain.num_nodes;
+  if (path == "computeDomain.allocationMode") return spec.compute_domain.allocation_mode;
+  if (path == "shmSize") return spec.shm_size;
   ADD_FAILURE() << "spec_fields_test has no reader for spec." << path << ": add one to Parsed()";
   return Json();
 }
@@ -248,6 +261,20 @@ TEST(SpecFields, ParseSpecTakesExactlyEachEnumsValuesAndAppliesItsDefault) {
   }
 }
 
+TEST(SpecFields, ParseSpecTakesEveryQuantityAsTheCrdDoesAndAppliesItsDefault) {
+  for (const QuantityField& f : spec_fields::kQuantityFields) {
+    SCOPED_TRACE(f.path);
+    EXPECT_EQ(Accepted(f.path, "16Gi"), "16Gi");
+    EXPECT_EQ(Accepted(f.path, "500m"), "500m");
+    EXPECT_EQ(Accepted(f.path, 0), "0") << "a whole number, as int-or-string lets it be written";
+    EXPECT_EQ(Accepted(f.path, "1e9"), "1e9");
+    for (const Json& bad : {Json("8 GB"), Json("-1Gi"), Json(-1), Json(1.5), Json(true), Json("Gi")}) {
+      ExpectRefused(f.path, bad, {"Kubernetes quantity"});
+    }
+    EXPECT_EQ(Accepted(f.path, Json()), std::string(f.default_value)) << "absent";
+  }
+}
+
 // ---- (c) operator/REFERENCE.md's spec table -----------------------------------------------
 
 // The reference's rows under "## spec": field (without backticks) -> "type, default" cell.
@@ -284,6 +311,8 @@ std::string ReferenceCell(const IntField& f) {
 
 std::string ReferenceCell(const BoolField& f) { return std::string("bool, default ") + (f.default_value ? "true" : "false"); }
 
+std::string ReferenceCell(const QuantityField& f) { return "quantity, default `" + std::string(f.default_value) + "`"; }
+
 std::string ReferenceCell(const EnumField& f) {
   std::string cell;
   for (std::string_view value : f.values) cell += (cell.empty() ? "`" : " / `") + std::string(value) + "`";
@@ -317,6 +346,10 @@ TEST(SpecFields, ReferenceStatesEveryRowsBoundsAndDefault) {
     bounded.insert(std::string(f.path));
   }
   for (const EnumField& f : spec_fields::kEnumFields) {
+    ExpectReferenceSays(reference, f.path, ReferenceCell(f));
+    bounded.insert(std::string(f.path));
+  }
+  for (const QuantityField& f : spec_fields::kQuantityFields) {
     ExpectReferenceSays(reference, f.path, ReferenceCell(f));
     bounded.insert(std::string(f.path));
   }

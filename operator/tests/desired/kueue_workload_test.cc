@@ -29,6 +29,27 @@ TEST(KueueWorkload, OnePodSetOfAllReplicasShapedLikeThePods) {
   EXPECT_FALSE(ps["template"]["metadata"]["labels"].contains("nccl.dev/index"));
 }
 
+// The pod set is pod 0 as made: what the pods ask for is what Kueue counts, the pod shape
+// (desired/pod_shape.h) included.
+TEST(KueueWorkload, ThePodSetAsksForWhatThePodsAskFor) {
+  api::NcclJob job = QueuedJob();
+  PodOptions options;
+  options.gpu_resource = "amd.com/gpu";
+  const Json amd = desired::KueueWorkload(job, options)["spec"]["podSets"][0]["template"]["spec"];
+  EXPECT_EQ(amd["containers"][0]["resources"]["limits"], Json({{"amd.com/gpu", "2"}}));
+  EXPECT_EQ(amd["volumes"][0]["emptyDir"]["medium"], "Memory") << "the /dev/shm of the pods";
+
+  // Devices the template claims (DRA): no device plugin count, as on the pods; the claims are there
+  // for Kueue's DRA support to count.
+  job.spec.pod_template["spec"]["resourceClaims"] = Json::parse(R"([{"name": "gpus", "resourceClaimTemplateName": "g"}])");
+  job.spec.pod_template["spec"]["containers"][0]["resources"] = Json::parse(R"({"claims": [{"name": "gpus"}]})");
+  job.spec.compute_domain.requested = true;
+  const Json dra = desired::KueueWorkload(job, {})["spec"]["podSets"][0]["template"]["spec"];
+  EXPECT_EQ(dra["containers"][0]["resources"], Json::parse(R"({"claims": [{"name": "gpus"}, {"name": "compute-domain-channel"}]})"));
+  EXPECT_EQ(dra["resourceClaims"], Pod(job, 0, 1, {})["spec"]["resourceClaims"]);
+  EXPECT_EQ(dra["resourceClaims"].size(), 2u);
+}
+
 TEST(ReleaseQuotaPatch, ClearsAdmissionAndReservationAsKueueIntegrationsDo) {
   Json patch = desired::ReleaseQuotaPatch(Json::parse(kEvictedWorkload), kNow);
   ASSERT_GE(patch.size(), 4u);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "decide_fixtures.h"
+#include "desired/pod_shape.h"
 #include "policy/pod_refusal.h"
 
 namespace ncclop::policy {
@@ -33,6 +34,22 @@ TEST(Decide, NewJobRecordsAttemptOneAndCreatesEverything) {
   EXPECT_EQ(p.create_pods, (std::vector<int>{0, 1, 2, 3}));
   EXPECT_TRUE(HasEvent(p, "Created"));
   EXPECT_TRUE(p.attempt_started);
+}
+
+// desired/pod_shape.h: the shape is written with the first status and kept; a job an older
+// operator started is recorded in that one's shape, so an upgrade never changes its pods.
+TEST(Decide, RecordsThePodShapeAtTheFirstLookAndKeepsIt) {
+  EXPECT_EQ(Decide(testing::Job(4, 2), {}, {}, kNow).status.pod_shape, desired::kPodShape);
+  api::NcclJob older = RunningJob();
+  older.status.pod_shape = 0;  // written by an operator before status.podShape
+  EXPECT_EQ(Decide(older, AllPods(1), Cm(1), kNow).status.pod_shape, 1);
+  api::NcclJob recorded = RunningJob();
+  recorded.status.pod_shape = 2;
+  EXPECT_EQ(Decide(recorded, AllPods(1), Cm(1), kNow).status.pod_shape, 2);
+  api::NcclJob finished = RunningJob();
+  finished.status.pod_shape = 0;
+  finished.status.conditions.push_back({"Succeeded", "True", "AllTrainersSucceeded", "", "2024-01-01T00:00:00Z", 1});
+  EXPECT_EQ(Decide(finished, {}, Cm(1), kNow).status.pod_shape, 0) << "a finished job is not written for it";
 }
 
 TEST(Decide, WarnsOnceWhenTheTrainerAnnotationIsOnTheJobInsteadOfTheTemplate) {

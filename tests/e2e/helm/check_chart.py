@@ -41,6 +41,7 @@ OPERATOR_RULES = {
     ("kueue.x-k8s.io", "workloads/status"): {"patch"},  # Finished at the job's end
     ("scheduling.k8s.io", "workloads"): {"get", "list", "watch", "create", "patch", "delete"},  # native gang scheduling
     ("scheduling.k8s.io", "podgroups"): {"get", "list", "watch", "create", "patch", "delete"},  # 1.36+: one per attempt
+    ("resource.nvidia.com", "computedomains"): {"get", "list", "watch", "create", "patch"},  # spec.computeDomain
 }
 # Cluster-scoped reads: the ResourceFlavors Kueue admits a job with (their nodeLabels and tolerations),
 # the priority classes its Workload's priority comes from (list: the globalDefault PriorityClass), the
@@ -349,6 +350,22 @@ def test_sidecar_values():
     for bad in ("sidecarResources.limits.cpu=lots", "sidecarImage.pullPolicy=sometimes", "sidecarResources.limit.cpu=1"):
         done = render(bad, expect_ok=False)
         check(done.returncode != 0, f"values.schema.json must reject {bad}")
+
+
+def test_gpu_resource_name():
+    args = operator_container(one(render(), "Deployment", "gpu default"))["args"]
+    check(flag_values(args, "gpu-resource-name") == ["nvidia.com/gpu"], f"gpuResourceName default: {args}")
+    for name in ("amd.com/gpu", "nvidia.com/mig-1g.10gb"):
+        args = operator_container(one(render(f"gpuResourceName={name}"), "Deployment", name))["args"]
+        check(flag_values(args, "gpu-resource-name") == [name], f"gpuResourceName={name}: {args}")
+    args = operator_container(one(render("extraArgs={--gpu-resource-name=amd.com/gpu}"), "Deployment", "x"))["args"]
+    check(flag_values(args, "gpu-resource-name") == ["amd.com/gpu"], f"extraArgs replaces --gpu-resource-name: {args}")
+    # What the operator refuses (operator/src/flags.cc), refused before it starts.
+    for bad in ("gpu", "kubernetes.io/gpu", "example.kubernetes.io/gpu", "requests.nvidia.com/gpu", "nvidia.com/",
+                "Nvidia.com/gpu", "nvidia.com/a/b"):
+        done = render(f"gpuResourceName={bad}", expect_ok=False)
+        check(done.returncode != 0 and "gpuResourceName" in done.stderr,
+              f"values.schema.json must reject gpuResourceName={bad}: {done.stderr.strip()[:300]}")
 
 
 def test_operations_values():
@@ -690,7 +707,7 @@ def test_secure_metrics():
 
 
 def main():
-    for test in (test_lint, test_defaults, test_user_roles, test_one_namespace, test_switches, test_sidecar_values, test_operations_values,
+    for test in (test_lint, test_defaults, test_user_roles, test_one_namespace, test_switches, test_sidecar_values, test_gpu_resource_name, test_operations_values,
                  test_replicas_need_leader_election,
                  test_extra_args, test_every_flag_the_chart_passes_exists, test_misspelt_values_are_refused, test_kube_version, test_crds_shipped,
                  test_names, test_pod_disruption_budget, test_helm_test, test_chart_metadata, test_readme_rbac_table, test_secure_metrics):
