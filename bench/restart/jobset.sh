@@ -50,7 +50,9 @@ metrics: {bindAddress: "0"}
 health: {healthProbeBindAddress: "127.0.0.1:$health"}
 featureGates: {InPlaceRestart: true}
 YAML
-  "$jobset_dir/jobset-manager" --config "$work/jobset-config.yaml" >"$work/jobset-manager.log" 2>&1 &
+  # Times to the nanosecond in its log (bench/restart/timeline.py reads them).
+  "$jobset_dir/jobset-manager" --config "$work/jobset-config.yaml" --zap-time-encoding=rfc3339nano \
+    >"$work/jobset-manager.log" 2>&1 &
   js_pid=$!
   deadline=$(( $(date +%s) + 60 ))
   until curl -sf "http://127.0.0.1:$health/readyz" -o /dev/null; do

@@ -79,14 +79,14 @@ ns=restart-bench
 kubectl create namespace "$ns" >/dev/null 2>&1 || true
 case ",$strategies," in *,JobSetInPlace,*) js_up "$work" "$images_dir" ;; esac
 
-kubelet_now=default
+kubelet_now=default kubelet_used=0
 use_kubelet() {  # use_kubelet <default|GATE>: restart the kubelet with that gate on, unless it runs so
   [ "$1" = "$kubelet_now" ] && return 0
-  kubelet_evidence
+  if [ "$kubelet_used" = 1 ]; then kubelet_evidence; fi
   local gates=""
   [ "$1" = default ] || gates="$1=true"
   REALNODE_KUBELET_FEATURE_GATES=$gates "$root/tests/harness/realnode/realnode.sh" kubelet --dir "$dir" >/dev/null
-  kubelet_now=$1
+  kubelet_now=$1 kubelet_used=0
 }
 # What the kubelet of the current setting saw since it started (its metrics reset on a restart):
 # CRI event streams opened and events received (EventedPLEG), single-pod relists (on demand).
@@ -168,6 +168,7 @@ show_timeline() {  # show_timeline <strategy> <job> <kill time> <seconds>
 
 one_sample() {  # one_sample <strategy> <kubelet> <pods> <job>
   local strategy=$1 kubelet=$2 n=$3 job=$4 k victim t0 t1 secs kind
+  kubelet_used=1
   if [ "$strategy" = JobSetInPlace ]; then
     kind=jobset; js_manifest "$job" "$n" | kubectl -n "$ns" apply -f - >/dev/null
   else
@@ -182,7 +183,7 @@ one_sample() {  # one_sample <strategy> <kubelet> <pods> <job>
     t1=$(wait_held "$strategy" "$job" "$n" $((k + 1)) 180)
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
     echo "$strategy $kubelet $n $k $secs" >>"$out"
-    echo "$(date -u +%FT%TZ) $job ($strategy, kubelet $kubelet, $n pods) kill $k: every trainer held attempt $((k + 1)) after $secs s"
+    echo "$(date -u +%FT%TZ) $job ($strategy, kubelet $kubelet, $n pods) kill $k: every trainer held attempt $((k + 1)) after $secs s (load $(cut -d' ' -f1 /proc/loadavg))"
     if [ "$timeline" = 1 ]; then show_timeline "$strategy" "$job" "$t0" "$secs"; fi
   done
   kubectl -n "$ns" delete "$kind" "$job" --wait=false >/dev/null

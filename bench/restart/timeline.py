@@ -95,17 +95,19 @@ def kubelet_rows(path, ns, prefix, t0, t1, year):
 
 
 def jobset_rows(path, t0, t1):
-    with open(path, errors="replace") as f:
-        for line in f:
-            if not any(k in line for k in JOBSET_KEEP):
-                continue
-            stamp = line.split()[0]
-            try:
-                t = cri_time(stamp) if "T" in stamp else float(stamp)
-            except ValueError:
-                continue
-            if t0 <= t <= t1:
-                yield t, "-", "jobset-manager", " ".join(line.split("\t")[3:]).strip()[:140]
+    # zap's development console lines: time, level, [logger,] message, JSON fields, tab-separated.
+    for line in open(path, errors="replace"):
+        fields = line.rstrip("\n").split("\t")
+        msg = next((f for f in fields[1:] if any(k in f for k in JOBSET_KEEP) and not f.startswith("{")), None)
+        if msg is None:
+            continue
+        try:
+            t = cri_time(fields[0])
+        except ValueError:
+            continue
+        value = re.search(r'"(?:previous|current)InPlaceRestartAttempt": ?(\d+)', line)
+        if t0 <= t <= t1:
+            yield t, "-", "jobset-manager", msg + (" " + value.group(1) if value else "")
 
 
 def main():
