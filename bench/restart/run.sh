@@ -12,14 +12,15 @@
 # (nccl-allreduce --linger-seconds 3600) log "attempt k, ... obtained" once they hold attempt k's
 # NCCL id (the root made and posted it, the operator published it, each sidecar served it).
 # JobSetInPlace: a JobSet of JobSet v0.12.0's InPlaceRestart (bench/restart/jobset.sh: its
-# controller and agent set up as its example says) whose trainers log the attempt their agent
-# recorded once its barrier let them start. --kubelet: default, or a kubelet feature gate turned
+# controller and agent set up as its example says): attempt k is held when every pod's agent has
+# recorded it (the pod's attempt annotation) and every trainer started again after the kill (its
+# barrier lifts only then); the trainers' start lines give the time. --kubelet: default, or a kubelet feature gate turned
 # on (EventedPLEG); the kubelet restarts between settings (realnode.sh kubelet).
 #
 # Each sample is a fresh job (maxRestarts 100, backoff 0); kill k (1..--kills) SIGKILLs pod 1's
-# trainer on the node once every trainer of attempt k logged its line and ends when every
-# trainer logged its line of attempt k+1. The time is the latest of those lines' timestamps (the
-# CRI log's, this machine's clock) minus the moment of the kill. Sample s runs every kubelet
+# trainer on the node once every trainer held attempt k and ends when every trainer holds
+# attempt k+1. The time is the latest of the trainers' lines' timestamps (the CRI log's, this
+# machine's clock) minus the moment of the kill. Sample s runs every kubelet
 # setting, size and strategy once, the strategies' order rotating with s (the kubelet settings'
 # reversed every other sample). Prints a line per
 # kill, appends "<strategy> <kubelet> <pods> <kill> <seconds>" to --out (default: a temporary
@@ -115,28 +116,37 @@ trainer_logs() {  # trainer_logs <strategy> <job> <i>
   if [ "$1" = JobSetInPlace ]; then echo /var/log/pods/"${ns}_$2-w-0-$3"-*_*/trainer/*.log
   else echo /var/log/pods/"${ns}_$2-$3"_*/trainer/*.log; fi
 }
-# The latest timestamp (epoch s) of the trainers' "attempt <a>, ... obtained" lines once every pod
-# of the job has one; empty before.
-held_at() {  # held_at <strategy> <job> <pods> <attempt>
+# The latest timestamp (epoch s) of the trainers' lines that say they hold attempt <a>, once every
+# pod of the job has one; empty before. NcclJob: "attempt <a>, ... obtained" (nccl-allreduce, once
+# it holds attempt a's id). JobSet: every pod's attempt annotation is a - 1 (JobSet counts from 0)
+# and every pod's trainer started after <since> (its barrier lifted only once every pod's agent
+# recorded that attempt); its line ("trainer started") gives the time.
+held_at() {  # held_at <strategy> <job> <pods> <attempt> <since (epoch s)>
   local i line latest=0 t files
+  if [ "$1" = JobSetInPlace ]; then
+    [ "$(js_attempts "$2" | grep -cx "$(( $4 - 1 ))")" = "$3" ] || return 0
+  fi
   for ((i = 0; i < $3; i++)); do
     files=$(trainer_logs "$1" "$2" "$i")
     # shellcheck disable=SC2086
-    line=$(grep -h -m1 "attempt $4, .*obtained" $files 2>/dev/null | head -1 || true)
+    if [ "$1" = JobSetInPlace ]; then  # the newest container's line: <restart count>.log
+      line=$(grep -h "trainer started" "$(ls -v $files 2>/dev/null | tail -1)" 2>/dev/null | tail -1 || true)
+    else line=$(grep -h -m1 "attempt $4, .*obtained" $files 2>/dev/null | head -1 || true); fi
     [ -n "$line" ] || return 0
     t=$(date -d "${line%% *}" +%s.%N)
+    awk -v t="$t" -v s="$5" 'BEGIN {exit !(t > s)}' || return 0
     latest=$(awk -v a="$latest" -v b="$t" 'BEGIN {print (b > a ? b : a)}')
   done
   echo "$latest"
 }
-wait_held() {  # wait_held <strategy> <job> <pods> <attempt> <timeout s>: prints when every trainer held it
-  local deadline=$(( $(date +%s) + $5 )) at
+wait_held() {  # wait_held <strategy> <job> <pods> <attempt> <since> <timeout s>: prints when every trainer held it
+  local deadline=$(( $(date +%s) + $6 )) at
   while [ "$(date +%s)" -lt "$deadline" ]; do
-    at=$(held_at "$1" "$2" "$3" "$4")
+    at=$(held_at "$1" "$2" "$3" "$4" "$5")
     [ -n "$at" ] && { echo "$at"; return 0; }
     sleep 0.3
   done
-  echo "$2: not every trainer logged attempt $4 within $5 s" >&2
+  echo "$2: not every trainer held attempt $4 within $6 s" >&2
   return 1
 }
 
@@ -174,13 +184,13 @@ one_sample() {  # one_sample <strategy> <kubelet> <pods> <job>
   else
     kind=nccljob; ncclop_manifest "$job" "$n" "$strategy" | kubectl -n "$ns" apply -f - >/dev/null
   fi
-  wait_held "$strategy" "$job" "$n" 1 180 >/dev/null
+  wait_held "$strategy" "$job" "$n" 1 0 180 >/dev/null
   for ((k = 1; k <= kills; k++)); do
     victim=$(pid_of "$(pod_name "$strategy" "$job" 1)" trainer)
     [ -n "$victim" ] || { echo "no running trainer in pod 1 of $job" >&2; exit 1; }
     t0=$(date +%s.%N)
     kill -9 "$victim"
-    t1=$(wait_held "$strategy" "$job" "$n" $((k + 1)) 180)
+    t1=$(wait_held "$strategy" "$job" "$n" $((k + 1)) "$t0" 180)
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
     echo "$strategy $kubelet $n $k $secs" >>"$out"
     echo "$(date -u +%FT%TZ) $job ($strategy, kubelet $kubelet, $n pods) kill $k: every trainer held attempt $((k + 1)) after $secs s (load $(cut -d' ' -f1 /proc/loadavg))"

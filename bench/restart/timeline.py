@@ -20,7 +20,7 @@ import sys
 MARKS = [
     "attempt over", "restarting the pod", "waiting for the ConfigMap", "serving attempt", "\"started\"",
     "obtained", "stopping", "exiting agent", "successfully updated Pod", "starting startup probe server",
-    "starting manager",
+    "starting manager", "trainer started",
 ]
 KUBELET = re.compile(r'^[IWE](\d{4}) (\d\d:\d\d:\d\d\.\d+)\s+\d+ \S+\] "([^"]+)"(.*)$')
 KUBELET_KEEP = ["SyncLoop (PLEG): event for pod", "SyncLoop UPDATE", "SyncLoop (probe)",
@@ -86,7 +86,7 @@ def kubelet_rows(path, ns, prefix, t0, t1, year):
                 pod = re.search(rf'{re.escape(ns)}/({re.escape(prefix)}[^"\] ]*)', m.group(4))
                 name = pod.group(1) if pod else uids.get(uid.group(1), "-") if uid else "-"
                 detail = re.sub(r'\s+', ' ', m.group(4)).strip()
-                typ = re.search(r'Type:"?(\w+)', detail)
+                typ = re.search(r'"?Type"?:"?(\w+)', detail)
                 probe = re.search(r'probe="(\w+)" status="(\w+)"', detail)
                 code = re.search(r'exitCode=(\d+)', detail)
                 what = m.group(3) + (" " + typ.group(1) if typ else "") + \
