@@ -106,9 +106,14 @@ pod_name() {  # pod_name <strategy> <job> <i>
   if [ "$1" = JobSetInPlace ]; then js_pod "$2" "$3"; else echo "$2-$3"; fi
 }
 pid_of() {  # pid_of <pod> <container>: the container's first process on the node
-  local id
-  id=$(kubectl -n "$ns" get pod "$1" -o jsonpath="{.status.containerStatuses[?(@.name==\"$2\")].containerID}")
-  $REALNODE_CTR tasks ls 2>/dev/null | awk -v id="${id#containerd://}" '$1 == id && $3 == "RUNNING" {print $2}'
+  local id pid="" deadline=$(( $(date +%s) + 30 ))
+  # The pod's status may name the container a moment after it logged (the kubelet under load).
+  while [ -z "$pid" ] && [ "$(date +%s)" -lt "$deadline" ]; do
+    id=$(kubectl -n "$ns" get pod "$1" -o jsonpath="{.status.containerStatuses[?(@.name==\"$2\")].containerID}" 2>/dev/null || true)
+    pid=$($REALNODE_CTR tasks ls 2>/dev/null | awk -v id="${id#containerd://}" '$1 == id && $3 == "RUNNING" {print $2}')
+    [ -n "$pid" ] || sleep 0.2
+  done
+  echo "$pid"
 }
 # The trainers' log files on the node (every container the pod had), read without the API: the
 # polls stay light on the node they measure.
