@@ -1,6 +1,6 @@
 // nccl-sidecar: wires the id API, the probes and the id source of its mode (id_source.h)
-// together, and stops them all on SIGTERM. In place (--in-place-state) it first waits for the
-// attempt this pod serves (served_attempt.h), and exits when a later attempt starts.
+// together, and ends at once on SIGTERM (EndOnSignal). In place (--in-place-state) it first waits
+// for the attempt this pod serves (served_attempt.h), and exits when a later attempt starts.
 #include <malloc.h>
 
 #include <chrono>
@@ -136,11 +136,13 @@ struct Progress {
     if (watch) watch->Start();
     if (annotator) annotator->Start();
   }
-  void Stop() {
-    if (watch) watch->Stop();  // told to stop: a silence from now on is the stop's, not a stall
+  // What must not act after a stop signal: the stall watch (a silence from now on is the stop's,
+  // not a stall), NCCL's report poller and the listener. The annotator is left to the process's
+  // end: its next write may wait on the API server.
+  void Disarm() {
+    if (watch) watch->Stop();
     if (ras) ras->Stop();
     listener.Stop();
-    if (annotator) annotator->Stop();
   }
 
   sidecar::ProgressBoard board;
@@ -156,6 +158,23 @@ void StopAll(sidecar::IdSource& source, sidecar::IdBoard& board, sidecar::ApiSer
   source.Stop();
   api.Stop();
   probe.Stop();
+}
+
+// A stop signal. The kubelet sends one when the pod ends and when it restarts the pod in place
+// (its trainer failed), and the pod's next start waits for this process to end. What must outlive
+// the trainer is done first: a root's posted id onto its pod (Drain), the waiting polls answered.
+// Then the process ends without joining the threads that talk to the API server: a ConfigMap
+// watch notices a stop only at libcurl's next progress call, up to a second later (0.15 to 1.0 s
+// measured), and none of them holds anything left to hand over.
+[[noreturn]] void EndOnSignal(sidecar::IdSource& source, sidecar::IdBoard& board, sidecar::ApiServer* api,
+                              sidecar::ProbeServer& probe) {
+  source.Drain();
+  board.Close();
+  if (api) api->Stop();
+  probe.Stop();
+  logging::Info(kComponent, "stopped");
+  std::fflush(nullptr);
+  std::_Exit(0);
 }
 
 const char* SignalName(sidecar::ProcessEvents::Event event) {
@@ -222,10 +241,7 @@ int main(int argc, char** argv) {
     std::optional<int64_t> attempt = AwaitAttemptToServe(config, state, board, source, events, probe_port, &stopped_by);
     if (!attempt) {
       logging::Info(kComponent, "stopping", {{"signal", SignalName(stopped_by)}, {"serving", "none yet"}});
-      source.Stop();
-      probe.Stop();
-      logging::Info(kComponent, "stopped");
-      return 0;
+      EndOnSignal(source, board, nullptr, probe);
     }
     if (std::string error = sidecar::WriteServedAttempt(config.in_place_state, *attempt); !error.empty()) {
       // Serving without the record would let a restart of this pod serve the same attempt again.
@@ -273,8 +289,6 @@ int main(int argc, char** argv) {
     if (in_place && sidecar::AttemptOver(config.attempt, latest)) EndAttempt(config.attempt, latest, api, probe);
   }
   logging::Info(kComponent, "stopping", {{"signal", SignalName(event)}});
-  progress.Stop();
-  StopAll(source, board, api, probe);
-  logging::Info(kComponent, "stopped");
-  return 0;
+  progress.Disarm();
+  EndOnSignal(source, board, &api, probe);
 }

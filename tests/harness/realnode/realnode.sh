@@ -9,6 +9,10 @@
 #   realnode.sh down --dir D               stop everything started in D, remove its containers,
 #                                          mounts, interfaces and iptables rules (always safe)
 #   realnode.sh import --dir D FILE.tar... import OCI image archives into the node's containerd
+#   realnode.sh kubelet --dir D            restart only the kubelet of a running node with the
+#                                          settings of this call (REALNODE_KUBELET_FEATURE_GATES);
+#                                          the pods' containers keep running; waits until the
+#                                          kubelet's /healthz (PLEG included) answers ok
 #
 # D/env holds KUBECONFIG, REALNODE_DIR, REALNODE_NAME, REALNODE_IP, REALNODE_BIN (containerd,
 # runc, ctr, ...), CONTROLPLANE_BIN (kubectl, helm, kubelet, ...), REALNODE_CTR (a ctr
@@ -23,6 +27,9 @@
 #                                  kernel has no dummy interfaces); kube-apiserver advertises it
 #                                  (the kubernetes Service's endpoint), CoreDNS listens on it
 #   REALNODE_REGISTRY (empty)      host:port of a plain-HTTP registry containerd pulls from
+#   REALNODE_KUBELET_FEATURE_GATES (empty)  the kubelet's featureGates, as for --feature-gates
+#                                  (e.g. EventedPLEG=true: container exits reach the kubelet as
+#                                  CRI events instead of at its once-a-second relist)
 # Cluster facts: service range 10.0.0.0/24 (kubernetes at 10.0.0.1), cluster DNS at the node
 # IP, domain cluster.local. Devices: the DRA test driver (test-driver.cdi.k8s.io) runs on the
 # host beside the kubelet, registers through the kubelet's plugins_registry, publishes a
@@ -43,6 +50,7 @@ node=${REALNODE_NAME:-realnode}
 pod_cidr=${REALNODE_POD_CIDR:-10.248.0.0/24}
 node_ip=${pod_cidr%.*/*}.1
 registry=${REALNODE_REGISTRY:-}
+kubelet_gates=${REALNODE_KUBELET_FEATURE_GATES:-}
 bridge=rnbr0
 cp="$dir/controlplane"
 ctrd="$dir/containerd"
@@ -188,6 +196,11 @@ YAML
   start kube-proxy "$CONTROLPLANE_BIN/kube-proxy" --config "$dir/kube-proxy.yaml"
 }
 
+gates_yaml() {  # gates_yaml "A=true,B=false" -> "A: true, B: false"
+  local g sep=""
+  for g in ${1//,/ }; do printf '%s%s: %s' "$sep" "${g%%=*}" "${g#*=}"; sep=", "; done
+}
+
 kubelet_up() {
   local port; port=$(free_port)
   printf 'nameserver %s\n' "$node_ip" > "$dir/resolv.conf"
@@ -217,6 +230,7 @@ imageGCHighThresholdPercent: 100
 evictionHard: {memory.available: 100Mi, nodefs.available: 1%, imagefs.available: 1%, nodefs.inodesFree: 1%}
 podPidsLimit: -1
 maxPods: 110
+featureGates: {$(gates_yaml "$kubelet_gates")}
 YAML
   start kubelet "$CONTROLPLANE_BIN/kubelet" --config "$dir/kubelet.yaml" \
     --kubeconfig "$dir/kubelet.kubeconfig" --hostname-override "$node" --node-ip "$node_ip" \
@@ -270,6 +284,21 @@ node_ready() {
 }
 
 dns_ready() { curl -sf "http://127.0.0.1:$(cat "$dir/coredns.ready-port")/ready"; }
+
+# The kubelet's own health (its PLEG has relisted, the runtime answers), through the API server.
+kubelet_healthy() { [ "$(kubectl get --raw "/api/v1/nodes/$node/proxy/healthz" 2>/dev/null)" = ok ]; }
+
+restart_kubelet() {
+  [ -f "$dir/kubelet.pid" ] && [ -f "$dir/env" ] || { log "no running node in $dir (realnode.sh up first)"; return 1; }
+  # shellcheck source=/dev/null
+  source "$dir/env"
+  export PATH="$CONTROLPLANE_BIN:$PATH"
+  stop_pid kubelet
+  kubelet_up
+  wait_for 60 "the kubelet's health" kubelet_healthy
+  wait_for 60 "node $node" node_ready
+  log "kubelet restarted${kubelet_gates:+ with feature gates $kubelet_gates}"
+}
 
 up() {
   [ "$(id -u)" = 0 ] || { log "needs root (interfaces, mounts, iptables)"; return 1; }
@@ -415,10 +444,11 @@ down() {
 case "$cmd" in
   up) up ;;
   down) down ;;
+  kubelet) restart_kubelet ;;
   import)
     # shellcheck source=/dev/null
     source "$dir/env"
     for f in "${files[@]}"; do $REALNODE_CTR images import "$f" >/dev/null; done
     ;;
-  *) echo "realnode.sh: unknown command $cmd (up|down|import)" >&2; exit 2 ;;
+  *) echo "realnode.sh: unknown command $cmd (up|down|import|kubelet)" >&2; exit 2 ;;
 esac
