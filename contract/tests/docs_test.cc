@@ -41,7 +41,11 @@ TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
                                 kAnnotationUniqueIdAttempt, kAnnotationTrainerContainer, kDataAttempt, kDataUniqueId,
                                 kDataJobUid, kDataPublishedAt, kSidecarContainerName, kPathId, kPathInfo,
                                 kPathHealthz, kPathReadyz, kLabelKueueQueueName, kLabelKueuePriorityClass, kPathRootId, kAnnotationSuspended,
-                                kGangPodGroup}) {
+                                kGangPodGroup, kAnnotationKueueRequiredTopology, kAnnotationKueuePreferredTopology,
+                                kAnnotationKueueUnconstrainedTopology, kAnnotationKueueSliceRequiredTopology,
+                                kAnnotationKueueSliceSize, kAnnotationKueueSliceTopologyConstraints,
+                                kAnnotationKueuePodSetGroupName, kKueueTopologySchedulingGate, kAnnotationKueueWorkload,
+                                kLabelKueuePodSet}) {
     ExpectQuoted(doc, name);
   }
   ExpectQuoted(doc, SidecarUrl());

@@ -34,6 +34,27 @@ inline constexpr std::string_view kLabelKueueQueueName = "kueue.x-k8s.io/queue-n
 inline constexpr std::string_view kLabelKueuePriorityClass = "kueue.x-k8s.io/priority-class";
 // On a Kueue Workload the operator deactivated because its job is suspended (policy/admission.h).
 inline constexpr std::string_view kAnnotationSuspended = "nccl.dev/suspended";
+// Kueue's Topology Aware Scheduling (Kueue v0.17, apis/kueue/v1beta2/topology_types.go), as a
+// Kueue user writes it on spec.template.metadata.annotations (api/kueue_topology.h): where the
+// job's pods must (required) or should (preferred) share one topology domain, or may go anywhere
+// (unconstrained); slices of podset-slice-size consecutive pods that must each share a domain.
+inline constexpr std::string_view kAnnotationKueueRequiredTopology = "kueue.x-k8s.io/podset-required-topology";
+inline constexpr std::string_view kAnnotationKueuePreferredTopology = "kueue.x-k8s.io/podset-preferred-topology";
+inline constexpr std::string_view kAnnotationKueueUnconstrainedTopology = "kueue.x-k8s.io/podset-unconstrained-topology";
+inline constexpr std::string_view kAnnotationKueueSliceRequiredTopology = "kueue.x-k8s.io/podset-slice-required-topology";
+inline constexpr std::string_view kAnnotationKueueSliceSize = "kueue.x-k8s.io/podset-slice-size";
+// Kueue's alpha TASMultiLayerTopology: up to 3 slice layers as JSON [{"topology","size"}].
+inline constexpr std::string_view kAnnotationKueueSliceTopologyConstraints =
+    "kueue.x-k8s.io/podset-slice-required-topology-constraints";
+// Groups two pod sets; an NcclJob has one, so the operator refuses it.
+inline constexpr std::string_view kAnnotationKueuePodSetGroupName = "kueue.x-k8s.io/podset-group-name";
+// What Kueue's TopologyUngater needs on the pods of a Workload admitted with a topology
+// assignment (desired/kueue_topology.h): the gate it removes, writing each pod's domain into its
+// nodeSelector by the pod's index label (contract::kLabelIndex, the pod set's podIndexLabel);
+// the annotation and the label it finds the pods by.
+inline constexpr std::string_view kKueueTopologySchedulingGate = "kueue.x-k8s.io/topology";
+inline constexpr std::string_view kAnnotationKueueWorkload = "kueue.x-k8s.io/workload";
+inline constexpr std::string_view kLabelKueuePodSet = "kueue.x-k8s.io/podset";
 
 // The ConfigMap <job>-nccl: its data keys.
 inline constexpr std::string_view kDataAttempt = "attempt";

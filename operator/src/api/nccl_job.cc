@@ -201,6 +201,9 @@ kube::Status ParseTemplate(const Json& tmpl, NcclJobSpec* out) {
   out->trainer_container = names.front();
   if (auto md = tmpl.find("metadata"); md != tmpl.end() && md->is_object()) {
     if (auto ann = md->find("annotations"); ann != md->end() && ann->is_object()) {
+      auto topology = ParseKueueTopologyRequest(*ann, out->replicas);
+      if (!topology.ok()) return topology.status();
+      out->kueue_topology = std::move(*topology);
       std::string wanted = StringAt(*ann, std::string(contract::kAnnotationTrainerContainer).c_str());
       if (!wanted.empty()) {
         if (std::find(names.begin(), names.end(), wanted) == names.end()) {

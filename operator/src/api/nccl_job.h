@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/kueue_topology.h"
 #include "api/spec_fields.h"
 #include "api/time.h"
 #include "kube/status.h"
@@ -81,6 +82,8 @@ struct NcclJobSpec {
   ComputeDomainRequest compute_domain;
   Json pod_template;              // a PodTemplateSpec (metadata + spec)
   std::string trainer_container;  // resolved: the annotated one or the first container
+  // Kueue's Topology Aware Scheduling request: the template's kueue.x-k8s.io/podset-* annotations.
+  KueueTopologyRequest kueue_topology;
 
   // NCCL ranks in the job: replicas * max(gpusPerPod, 1).
   int WorldSize() const { return replicas * LocalWorldSize(); }

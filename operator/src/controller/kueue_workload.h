@@ -5,7 +5,8 @@
 // names another WorkloadPriorityClass); it is marked Finished when the job ends so Kueue
 // releases its quota; after an eviction its quota reservation is cleared once the job's pods
 // are gone, so Kueue queues it again; spec.suspend deactivates it; its PodsReady condition
-// follows the pods; the admitted ResourceFlavors place the pods. Not the gang scheduler's
+// follows the pods; the admitted ResourceFlavors place the pods, and an admission with a topology
+// has Kueue's TopologyUngater place each. Not the gang scheduler's
 // scheduling.k8s.io Workload (controller/gang_workload.cc).
 #pragma once
 
@@ -48,6 +49,9 @@ class KueueWorkloads {
   kube::Status Update(const api::NcclJob& job, const policy::Plan& plan);
   // The ResourceFlavors of the job's admission (empty for a job in no queue).
   kube::Result<std::vector<nlohmann::json>> AdmittedFlavors(const api::NcclJob& job) const;
+  // Whether the admission places the job's pods by topology (Kueue's TAS): they are then made
+  // gated for Kueue's TopologyUngater (desired/kueue_topology.h).
+  bool AdmittedWithTopology(const api::NcclJob& job) const { return Observe(job).topology_assigned; }
 
   // No watch on priority classes: a job whose class does not exist looks again this often.
   static constexpr std::chrono::seconds kPriorityClassRetryInterval{10};  // REFERENCE.md says 10 s

@@ -11,6 +11,7 @@
 #include "desired/compute_domain.h"
 #include "desired/configmap.h"
 #include "desired/gang_workload.h"
+#include "desired/kueue_topology.h"
 #include "desired/kueue_workload.h"
 #include "desired/pod_shape.h"
 #include "desired/rbac.h"
@@ -364,6 +365,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
   if (indices.empty()) return kube::Status::Ok();
   auto flavors = kueue_.AdmittedFlavors(job);  // Kueue's placement, read when the pods are made (as Kueue does)
   if (!flavors.ok()) return flavors.status();
+  const bool by_topology = kueue_.AdmittedWithTopology(job);  // Kueue's TopologyUngater places each pod
   const bool gang = UsesGang(job);
   std::mutex mu;
   std::vector<policy::FailedCreate> failures;  // in the order they happened; guarded by mu
@@ -375,6 +377,7 @@ kube::Status Reconciler::CreatePods(const api::NcclJob& job, const policy::Plan&
     Json pod = desired::Pod(job, index, plan.status.attempt, pod_options_, plan.create_in_place);
     if (gang) desired::JoinGang(caches_.gang_api, pod, job, plan.status.attempt);
     desired::ApplyFlavors(pod, *flavors);
+    if (by_topology) desired::GateForTopology(pod, job);
     std::vector<std::string> warned;
     auto created = client_->Create(res::kPods, job.namespace_, pod, kube::CallOptions{.warnings = &warned});
     if (!warned.empty()) {

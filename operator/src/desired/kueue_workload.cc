@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "contract/names.h"
+#include "desired/kueue_topology.h"
 
 namespace ncclop::desired {
 
@@ -21,7 +22,8 @@ Json KueueWorkload(const api::NcclJob& job, const PodOptions& options) {
            {{"queueName", job.queue_name},
             {"podSets", Json::array({{{"name", kKueuePodSetName},
                                       {"count", job.spec.replicas},
-                                      {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod["spec"]}}}}})}}}};
+                                      {"template", {{"metadata", {{"labels", labels}}}, {"spec", pod["spec"]}}},
+                                      {"topologyRequest", KueueTopologyRequest(job.spec.kueue_topology)}}})}}}};
 }
 
 }  // namespace ncclop::desired

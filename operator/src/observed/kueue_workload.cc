@@ -34,6 +34,7 @@ ObservedKueueWorkload ObserveKueueWorkload(const Json& workload) {
   if (auto admission = status.find("admission"); admission != status.end() && admission->is_object()) {
     out.cluster_queue = StringField(*admission, "clusterQueue");
     for (const Json& assignment : ArrayField(*admission, "podSetAssignments")) {
+      if (!ObjectField(assignment, "topologyAssignment").empty()) out.topology_assigned = true;
       for (const auto& [resource, flavor] : ObjectField(assignment, "flavors").items()) {
         if (!flavor.is_string()) continue;
         const std::string name = flavor.get<std::string>();

@@ -1,6 +1,6 @@
 // What the operator reads of a job's Kueue Workload (desired/kueue_workload.h): whether Kueue has
 // admitted it, why it still waits, whether it was evicted, whether it is marked finished, whether
-// it is active, the ResourceFlavors it was admitted to. Pure.
+// it is active, the ResourceFlavors it was admitted to, whether it was admitted with a topology. Pure.
 #pragma once
 
 #include <string>
@@ -27,6 +27,9 @@ struct ObservedKueueWorkload {
   std::string pods_ready_reason;
   // The ResourceFlavors of the admission (status.admission.podSetAssignments[].flavors), each once.
   std::vector<std::string> flavors;
+  // The admission places the pods by topology (a podSetAssignment has a topologyAssignment):
+  // Kueue's TopologyUngater places them (desired/kueue_topology.h, GateForTopology).
+  bool topology_assigned = false;
 };
 
 ObservedKueueWorkload ObserveKueueWorkload(const nlohmann::json& workload);

@@ -35,5 +35,17 @@ TEST(ObserveKueueWorkload, ReadsThePodsReadyCondition) {
   EXPECT_EQ(Admitted().pods_ready_status, "") << "no condition: none read";
 }
 
+TEST(ObserveKueueWorkload, ReadsWhetherTheAdmissionHasATopology) {
+  EXPECT_FALSE(Admitted().topology_assigned);
+  ObservedKueueWorkload wl = ObserveKueueWorkload(Json::parse(R"({"status":{"admission":{"clusterQueue":"gpus",
+      "podSetAssignments":[{"name":"trainers","count":8,"flavors":{"cpu":"tas"},
+        "topologyAssignment":{"levels":["kubernetes.io/hostname"],"slices":[{"domainCount":8,
+          "valuesPerLevel":[{"individual":{"prefix":"node-","roots":["1","2","3","4","5","6","7","8"]}}],
+          "podCounts":{"universal":1}}]}}]},
+      "conditions":[{"type":"QuotaReserved","status":"True"},{"type":"Admitted","status":"True"}]}})"));
+  EXPECT_TRUE(wl.topology_assigned);
+  EXPECT_EQ(wl.flavors, std::vector<std::string>{"tas"});
+}
+
 }  // namespace
 }  // namespace ncclop::observed

@@ -5,8 +5,8 @@
 #   flow_test.sh <scenario> <index>
 #   <scenario>  the file scenarios/<scenario>.sh, which says what it proves: succeeds, kill,
 #               failfast, kueue, schedule, evict, cleanup, torch, torch-kill, torchrun,
-#               restricted, roots
-# <index> (0..15) picks this test's bridge tnf<index> and subnet 10.246.<index>.0/24, whose .1
+#               restricted, roots, tas
+# <index> (0..23) picks this test's bridge tnf<index> and subnet 10.246.<index>.0/24, whose .1
 # the API server certificate names (tests/harness/controlplane/controlplane.sh), so tests run in
 # parallel.
 #

@@ -59,11 +59,11 @@ make_pki() {
 sign() { sign_cert "$dir/pki" "$dir/pki" "$@"; }  # sign <name> <subject> [san]
 
 # The apiserver SANs include 10.244.0.1, the local node's bridge (tests/harness/node), so pods can
-# verify the API server there, and 10.246.0-15.1, the bridges of the end-to-end flow tests
-# (tests/e2e/flow: one node per test); a pki made before that (or with other extra SANs) is re-signed.
+# verify the API server there, and 10.246.0-23.1, the bridges of the end-to-end flow and chaos
+# tests (tests/e2e/flow: one node per test); a pki made before that (or with other extra SANs) is re-signed.
 apiserver_sans() {
   local flow_bridges="" i
-  for i in $(seq 0 15); do flow_bridges="$flow_bridges,IP:10.246.$i.1"; done
+  for i in $(seq 0 23); do flow_bridges="$flow_bridges,IP:10.246.$i.1"; done
   echo "IP:127.0.0.1,IP:10.0.0.1,IP:10.244.0.1$flow_bridges,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local${CONTROLPLANE_EXTRA_SANS:+,$CONTROLPLANE_EXTRA_SANS}"
 }
 
