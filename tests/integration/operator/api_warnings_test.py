@@ -36,12 +36,16 @@ def kubectl(*args, stdin=None):
 
 def wait_for(what, predicate, timeout=60):
     deadline = time.monotonic() + timeout
+    last_error = None
     while time.monotonic() < deadline:
-        value = predicate()
+        try:
+            value = predicate()
+        except RuntimeError as e:  # e.g. a CRD the API server has not begun to serve yet
+            value, last_error = None, e
         if value:
             return value
         time.sleep(0.2)
-    raise RuntimeError(f"{what}: not within {timeout}s")
+    raise RuntimeError(f"{what}: not within {timeout}s" + (f" (last error: {last_error})" if last_error else ""))
 
 
 JOB = """apiVersion: nccl.dev/v1alpha1
