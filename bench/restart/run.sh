@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Time to recover on the real node (tests/harness/realnode: a real kubelet, containerd, runc,
 # kube-scheduler, the images of deploy/docker/Dockerfile, the operator installed by Helm): from a
-# rank's SIGKILL to every trainer of the next attempt holding that attempt's value, for each
-# restart strategy, kubelet setting and job size, over consecutive restarts of one job.
+# rank's SIGKILL to every trainer of the next attempt holding that attempt, for each restart
+# strategy, kubelet setting and job size, over consecutive restarts of one job.
 #
 #   bench/restart/run.sh [--samples N] [--pods 4,8] [--strategies InPlace,Recreate,JobSetInPlace]
-#                        [--kubelet default,EventedPLEG] [--kills 3] [--out FILE] [--timeline]
+#                        [--kubelet default,EventedPLEG] [--kills 3] [--kill one|all] [--out FILE]
+#                        [--timeline]
 #   bench/restart/run.sh --table FILE...   the tables of the sample lines of earlier runs
 #
 # InPlace and Recreate: an NcclJob of that failurePolicy.restartStrategy whose trainers
@@ -14,25 +15,26 @@
 # JobSetInPlace: a JobSet of JobSet v0.12.0's InPlaceRestart (bench/restart/jobset.sh: its
 # controller and agent set up as its example says): attempt k is held when every pod's agent has
 # recorded it (the pod's attempt annotation) and every trainer started again after the kill (its
-# barrier lifts only then); the trainers' start lines give the time. --kubelet: default, or a kubelet feature gate turned
-# on (EventedPLEG); the kubelet restarts between settings (realnode.sh kubelet).
+# barrier lifts only then); the trainers' start lines give the time. --kubelet: default, or a
+# kubelet feature gate turned on (EventedPLEG); the kubelet restarts between settings
+# (realnode.sh kubelet).
 #
 # Each sample is a fresh job (maxRestarts 100, backoff 0); kill k (1..--kills) SIGKILLs pod 1's
-# trainer on the node once every trainer held attempt k and ends when every trainer holds
-# attempt k+1. The time is the latest of the trainers' lines' timestamps (the CRI log's, this
-# machine's clock) minus the moment of the kill. Sample s runs every kubelet
-# setting, size and strategy once, the strategies' order rotating with s (the kubelet settings'
-# reversed every other sample). Prints a line per
+# trainer (--kill all: every pod's trainer at once, as when every rank ends on a lost peer) on the
+# node once every trainer held attempt k and ends when every trainer holds attempt k+1. The time
+# is the latest of the trainers' lines' timestamps (the CRI log's, this machine's clock) minus the
+# moment of the kill. Sample s runs every kubelet setting, size and strategy once, the strategies'
+# order rotating with s (the kubelet settings' reversed every other sample). Prints a line per
 # kill, appends "<strategy> <kubelet> <pods> <kill> <seconds>" to --out (default: a temporary
-# file), then the tables (table.py) of every line in it, so runs add up. Needs root; brings the
-# real node up and down (REALNODE_KEEP=1 leaves it). --timeline: after each kill, where its time
-# went (timeline.py: the kubelet's, containers' and JobSet's log lines in order). Env:
-# NCCLOP_BUILD_DIR (default build/).
+# file), then the tables (table.py) of every line in it, so runs add up. --timeline: after each
+# kill, where its time went (timeline.py: the kubelet's, containers' and JobSet's log lines in
+# order). Needs root; brings the real node up and down (REALNODE_KEEP=1 leaves it). Env:
+# NCCLOP_BUILD_DIR (default build/), NCCLOP_IMAGES_DIR (a registry.env of images already built).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${NCCLOP_BUILD_DIR:-$root/build}
-samples=10 pods_list=4,8 strategies=InPlace,Recreate,JobSetInPlace kubelets=default kills=3 out="" timeline=0
+samples=10 pods_list=4,8 strategies=InPlace,Recreate,JobSetInPlace kubelets=default kills=3 kill_mode=one out="" timeline=0
 while [ $# -gt 0 ]; do
   case $1 in
     --samples) samples=$2; shift 2 ;;
@@ -40,6 +42,7 @@ while [ $# -gt 0 ]; do
     --strategies) strategies=$2; shift 2 ;;
     --kubelet) kubelets=$2; shift 2 ;;
     --kills) kills=$2; shift 2 ;;
+    --kill) kill_mode=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --timeline) timeline=1; shift ;;
     --table) shift; exec python3 "$here/table.py" "$@" ;;
@@ -50,6 +53,7 @@ done
 for s in ${strategies//,/ }; do
   case $s in InPlace|Recreate|JobSetInPlace) ;; *) echo "run.sh: unknown strategy $s" >&2; exit 2 ;; esac
 done
+case $kill_mode in one|all) ;; *) echo "run.sh: --kill one or all, not $kill_mode" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (a real kubelet)" >&2; exit 1; }
 [ -n "$out" ] || out=$(mktemp)
 unset REALNODE_KUBELET_FEATURE_GATES  # the node comes up with the default kubelet
@@ -182,7 +186,7 @@ show_timeline() {  # show_timeline <strategy> <job> <kill time> <seconds>
 }
 
 one_sample() {  # one_sample <strategy> <kubelet> <pods> <job>
-  local strategy=$1 kubelet=$2 n=$3 job=$4 k victim t0 t1 secs kind
+  local strategy=$1 kubelet=$2 n=$3 job=$4 k t0 t1 secs kind
   kubelet_used=1
   if [ "$strategy" = JobSetInPlace ]; then
     kind=jobset; js_manifest "$job" "$n" | kubectl -n "$ns" apply -f - >/dev/null
@@ -190,15 +194,20 @@ one_sample() {  # one_sample <strategy> <kubelet> <pods> <job>
     kind=nccljob; ncclop_manifest "$job" "$n" "$strategy" | kubectl -n "$ns" apply -f - >/dev/null
   fi
   wait_held "$strategy" "$job" "$n" 1 0 180 >/dev/null
+  local victims pod i
   for ((k = 1; k <= kills; k++)); do
-    victim=$(pid_of "$(pod_name "$strategy" "$job" 1)" trainer)
-    [ -n "$victim" ] || { echo "no running trainer in pod 1 of $job" >&2; exit 1; }
+    victims=()
+    for i in $(if [ "$kill_mode" = all ]; then seq 0 $((n - 1)); else echo 1; fi); do
+      pod=$(pod_name "$strategy" "$job" "$i")
+      victims+=("$(pid_of "$pod" trainer)")
+      [ -n "${victims[-1]}" ] || { echo "no running trainer in $pod" >&2; exit 1; }
+    done
     t0=$(date +%s.%N)
-    kill -9 "$victim"
+    kill -9 "${victims[@]}"
     t1=$(wait_held "$strategy" "$job" "$n" $((k + 1)) "$t0" 180)
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
     echo "$strategy $kubelet $n $k $secs" >>"$out"
-    echo "$(date -u +%FT%TZ) $job ($strategy, kubelet $kubelet, $n pods) kill $k: every trainer held attempt $((k + 1)) after $secs s (load $(cut -d' ' -f1 /proc/loadavg))"
+    echo "$(date -u +%FT%TZ) $job ($strategy, kubelet $kubelet, $n pods) kill $k ($kill_mode): every trainer held attempt $((k + 1)) after $secs s (load $(cut -d' ' -f1 /proc/loadavg))"
     if [ "$timeline" = 1 ]; then show_timeline "$strategy" "$job" "$t0" "$secs"; fi
   done
   kubectl -n "$ns" delete "$kind" "$job" --wait=false >/dev/null
