@@ -193,6 +193,7 @@ YAML
 
   # Slices of 4 consecutive pods, each in one rack, all in one block.
   tas_job racks "kueue.x-k8s.io/podset-required-topology: $tas_block, kueue.x-k8s.io/podset-slice-required-topology: $tas_rack, kueue.x-k8s.io/podset-slice-size: \"4\""
+  wait_for 60 "racks' Workload is made" k get workloads.kueue.x-k8s.io nccljob-racks
   check "racks' Workload pod set asks for the topology, pods ordered by nccl.dev/index" \
     "$(k get workloads.kueue.x-k8s.io nccljob-racks -o 'jsonpath={.spec.podSets[0].topologyRequest.required}/{.spec.podSets[0].topologyRequest.podSetSliceRequiredTopology}/{.spec.podSets[0].topologyRequest.podSetSliceSize}/{.spec.podSets[0].topologyRequest.podIndexLabel}')" \
     "$tas_block/$tas_rack/4/nccl.dev/index"
