@@ -55,7 +55,8 @@ for s in ${strategies//,/ }; do
 done
 case $kill_mode in one|all) ;; *) echo "run.sh: --kill one or all, not $kill_mode" >&2; exit 2 ;; esac
 [ "$(id -u)" = 0 ] || { echo "run.sh: needs root (a real kubelet)" >&2; exit 1; }
-[ -n "$out" ] || out=$(mktemp)
+own_out=0
+[ -n "$out" ] || { out=$(mktemp); own_out=1; }
 unset REALNODE_KUBELET_FEATURE_GATES  # the node comes up with the default kubelet
 dir="$build/realnode"
 work=$(mktemp -d)
@@ -234,3 +235,4 @@ done
 kubelet_evidence
 echo
 python3 "$here/table.py" "$out"
+if [ "$own_out" = 1 ]; then rm -f "$out"; fi
