@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "api/label_key.h"
 #include "api/spec_fields.h"
 #include "contract/names.h"
 
@@ -196,6 +197,15 @@ kube::Result<NcclJobSpec> ParseSpec(const Json& spec) {
   auto gang = ReadEnum(spec, spec_fields::kGangScheduling);
   if (!gang.ok()) return gang.status();
   if (!gang->empty()) out.gang_scheduling = GangSchedulingNamed(*gang);
+  if (auto key = spec.find("gangTopologyKey"); key != spec.end() && !key->is_null()) {
+    if (!key->is_string() || !IsLabelKey(key->get<std::string>())) {
+      return Invalid("gangTopologyKey", std::string(kLabelKeyRule) + ", got " + key->dump());
+    }
+    if (out.gang_scheduling == GangScheduling::kDisabled) {
+      return Invalid("gangTopologyKey", "needs gang scheduling: spec.gangScheduling is Disabled");
+    }
+    out.gang_topology_key = key->get<std::string>();
+  }
   auto tmpl = spec.find("template");
   if (auto s = ParseTemplate(tmpl == spec.end() ? Json() : *tmpl, &out); !s.ok()) return s;
   return out;

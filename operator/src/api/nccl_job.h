@@ -68,6 +68,9 @@ struct NcclJobSpec {
   bool bootstrap_roots_set = false;
   FailurePolicy failure_policy;
   GangScheduling gang_scheduling = GangScheduling::kAuto;  // spec_fields::kGangScheduling's default
+  // spec.gangTopologyKey: a node label; every pod of an attempt in one domain of it (the gang's
+  // PodGroup topology constraint, desired/gang_workload.h). "": none.
+  std::string gang_topology_key;
   Json pod_template;              // a PodTemplateSpec (metadata + spec)
   std::string trainer_container;  // resolved: the annotated one or the first container
   // Kueue's Topology Aware Scheduling request: the template's kueue.x-k8s.io/podset-* annotations.
