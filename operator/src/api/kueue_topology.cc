@@ -1,10 +1,10 @@
 #include "api/kueue_topology.h"
 
-#include <cctype>
 #include <charconv>
 #include <set>
 #include <string_view>
 
+#include "api/label_key.h"
 #include "contract/names.h"
 
 namespace ncclop::api {
@@ -15,35 +15,6 @@ using Json = nlohmann::json;
 kube::Status Invalid(std::string_view annotation, const std::string& what) {
   return kube::Status::Local("InvalidSpec", "spec.template.metadata.annotations[" + std::string(annotation) + "] " + what);
 }
-
-bool NameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || c == '.'; }
-
-// A label key as Kubernetes takes one (a qualified name): [DNS subdomain prefix "/"] name of at
-// most 63 characters, alphanumeric at both ends.
-bool IsLabelKey(std::string_view key) {
-  std::string_view name = key;
-  if (auto slash = key.find('/'); slash != std::string_view::npos) {
-    const std::string_view prefix = key.substr(0, slash);
-    name = key.substr(slash + 1);
-    if (prefix.empty() || prefix.size() > 253) return false;
-    for (std::size_t i = 0; i < prefix.size(); ++i) {
-      const char c = prefix[i];
-      const bool alnum = std::islower(static_cast<unsigned char>(c)) || std::isdigit(static_cast<unsigned char>(c));
-      if (!alnum && ((c != '-' && c != '.') || i == 0 || i + 1 == prefix.size())) return false;
-    }
-  }
-  if (name.empty() || name.size() > 63) return false;
-  if (!std::isalnum(static_cast<unsigned char>(name.front())) || !std::isalnum(static_cast<unsigned char>(name.back()))) {
-    return false;
-  }
-  for (char c : name) {
-    if (!NameChar(c)) return false;
-  }
-  return true;
-}
-
-const char* kLabelKeyRule = "must be a node label key (an optional DNS subdomain and '/', then at most 63 letters, "
-                            "digits, '-', '_' or '.', alphanumeric at both ends)";
 
 // Go's strconv.ParseBool, which Kueue reads this annotation with.
 std::optional<bool> ParseGoBool(std::string_view v) {

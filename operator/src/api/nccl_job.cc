@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string_view>
 
+#include "api/label_key.h"
 #include "api/quantity.h"
 #include "api/spec_fields.h"
 #include "contract/names.h"
@@ -255,6 +256,15 @@ kube::Result<NcclJobSpec> ParseSpec(const Json& spec) {
   if (auto s = ReadQuantity(spec, spec_fields::kShmSize, &out.shm_size); !s.ok()) return s;
   if (auto cd = spec.find("computeDomain"); cd != spec.end() && !cd->is_null()) {
     if (auto s = ParseComputeDomain(*cd, &out.compute_domain); !s.ok()) return s;
+  }
+  if (auto key = spec.find("gangTopologyKey"); key != spec.end() && !key->is_null()) {
+    if (!key->is_string() || !IsLabelKey(key->get<std::string>())) {
+      return Invalid("gangTopologyKey", std::string(kLabelKeyRule) + ", got " + key->dump());
+    }
+    if (out.gang_scheduling == GangScheduling::kDisabled) {
+      return Invalid("gangTopologyKey", "needs gang scheduling: spec.gangScheduling is Disabled");
+    }
+    out.gang_topology_key = key->get<std::string>();
   }
   auto tmpl = spec.find("template");
   if (auto s = ParseTemplate(tmpl == spec.end() ? Json() : *tmpl, &out); !s.ok()) return s;

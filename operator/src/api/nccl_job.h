@@ -80,6 +80,9 @@ struct NcclJobSpec {
   // The sizeLimit of the trainer's memory-backed /dev/shm, a quantity; zero: none (desired/pod_shape.h).
   std::string shm_size = std::string(spec_fields::kShmSize.default_value);
   ComputeDomainRequest compute_domain;
+  // spec.gangTopologyKey: a node label; every pod of an attempt in one domain of it (the gang's
+  // PodGroup topology constraint, desired/gang_workload.h). "": none.
+  std::string gang_topology_key;
   Json pod_template;              // a PodTemplateSpec (metadata + spec)
   std::string trainer_container;  // resolved: the annotated one or the first container
   // Kueue's Topology Aware Scheduling request: the template's kueue.x-k8s.io/podset-* annotations.

@@ -21,12 +21,23 @@ bool Reconciler::UsesGang(const api::NcclJob& job) const {
 }
 
 ReconcileResult Reconciler::EnsureGangWorkload(const api::NcclJob& job) {
-  return CreateOrAdoptGangObject(job, {.resource = GangWorkloads(caches_.gang_api),
-                                       .what = "Workload",
-                                       .desired = desired::GangWorkload(caches_.gang_api, job),
-                                       .fits = [&](const Json& existing) {
-                                         return desired::GangWorkloadFits(caches_.gang_api, existing, job);
-                                       }});
+  return CreateOrAdoptGangObject(
+      job, {.resource = GangWorkloads(caches_.gang_api),
+            .what = "Workload",
+            .desired = desired::GangWorkload(caches_.gang_api, job),
+            .fits = [&](const Json& existing) { return desired::GangWorkloadFits(caches_.gang_api, existing, job); },
+            .kept = [&](const Json& created) {
+              if (desired::GangWorkloadKeptConstraints(caches_.gang_api, created, job)) return true;
+              // The gate is off: the pods would be placed without the constraint the job asks for.
+              memory_.RememberVerdict(
+                  job, policy::PodCreateVerdict{
+                           "GangTopologyNotServed",
+                           "the API server dropped the gang's topology constraint (spec.gangTopologyKey " +
+                               job.spec.gang_topology_key +
+                               "): feature gate TopologyAwareWorkloadScheduling is off on kube-apiserver (kube-scheduler "
+                               "needs it too); turn it on there, or remove spec.gangTopologyKey"});
+              return false;
+            }});
 }
 
 ReconcileResult Reconciler::EnsureGangPodGroup(const api::NcclJob& job, int attempt) {
@@ -46,6 +57,8 @@ ReconcileResult Reconciler::CreateOrAdoptGangObject(const api::NcclJob& job, con
   if (created.ok()) {
     logging::Info("controller", "created the gang scheduling " + object.what,
                   {{"job", job_key}, {"name", name}, {"minCount", std::to_string(job.spec.replicas)}});
+    // Not kept: the verdict is remembered; decide again (the job fails) before any pod is made.
+    if (object.kept && !object.kept(*created)) return ReconcileResult::RequeueAfter(std::chrono::seconds(0));
   }
   if (created.ok() || !created.status().IsAlreadyExists()) return ReconcileResult::From(created.status());
   auto existing = client_->Get(object.resource, job.namespace_, name);

@@ -98,6 +98,12 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
         "scheduling.k8s.io/v1alpha2=true; 1.35: the same gates and scheduling.k8s.io/v1alpha1=true; the operator "
         "needs RBAC for workloads and podgroups); set it to Auto or Disabled";
   }
+  if (!job.spec.gang_topology_key.empty() && !desired::GangHasPodGroups(caches_.gang_api) && job.spec_error.empty()) {
+    job.spec_error =
+        "spec.gangTopologyKey needs Kubernetes' PodGroups (scheduling.k8s.io v1beta1 on 1.37, v1alpha2 on 1.36, with "
+        "feature gates GenericWorkload and TopologyAwareWorkloadScheduling), which the API server did not serve when "
+        "the operator started; remove it, or for a job in a Kueue queue use Kueue's topology annotations";
+  }
 
   if (job.spec_error.empty()) job.spec_error = desired::GpuRequestConflict(job, pod_options_.gpu_resource);
 

@@ -70,6 +70,8 @@ class Reconciler {
     std::string what;  // "Workload", "PodGroup"
     nlohmann::json desired;
     std::function<bool(const nlohmann::json& existing)> fits;
+    // Whether the object the API server returned on create kept what was asked (null: it did).
+    std::function<bool(const nlohmann::json& created)> kept;
   };
   ReconcileResult CreateOrAdoptGangObject(const api::NcclJob& job, const GangObject& object);
 

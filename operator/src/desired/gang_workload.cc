@@ -36,9 +36,26 @@ Json Gang(const api::NcclJob& job) { return {{"gang", {{"minCount", job.spec.rep
 const char* GroupsField(GangApi api) { return api == GangApi::kV1alpha1 ? "podGroups" : "podGroupTemplates"; }
 const char* PolicyField(GangApi api) { return api == GangApi::kV1alpha1 ? "policy" : "schedulingPolicy"; }
 
+// spec.gangTopologyKey as a PodGroup's (or template's) schedulingConstraints; null when unset or
+// where the version has no PodGroups.
+Json Constraints(GangApi api, const api::NcclJob& job) {
+  if (job.spec.gang_topology_key.empty() || !GangHasPodGroups(api)) return Json();
+  return {{"topology", Json::array({{{"key", job.spec.gang_topology_key}}})}};
+}
+
 // The one pod group (v1alpha1) or pod group template (later versions) of the job's Workload.
 Json Group(GangApi api, const api::NcclJob& job) {
-  return {{"name", contract::kGangPodGroup}, {PolicyField(api), Gang(job)}};
+  Json group = {{"name", contract::kGangPodGroup}, {PolicyField(api), Gang(job)}};
+  if (Json constraints = Constraints(api, job); !constraints.is_null()) group["schedulingConstraints"] = constraints;
+  return group;
+}
+
+// A group's or PodGroup spec's schedulingConstraints as the job wants them (absent for none).
+bool ConstraintsFit(GangApi api, const Json& holder, const api::NcclJob& job) {
+  const Json constraints = holder.is_object() ? holder.value("schedulingConstraints", Json()) : Json();
+  const Json want = Constraints(api, job);
+  const bool none = constraints.is_null() || constraints == Json::object();
+  return want.is_null() ? none : constraints == want;
 }
 
 // minCount of a policy ({gang: {minCount}}), or -1 when it is not a gang.
@@ -86,7 +103,14 @@ bool GangWorkloadFits(GangApi api, const Json& existing, const api::NcclJob& job
   if (!groups.is_array() || groups.size() != 1 || !groups[0].is_object()) return false;
   const Json& group = groups[0];
   const Json policy = group.value(PolicyField(api), Json());
-  return group.value("name", "") == contract::kGangPodGroup && MinCount(policy) == job.spec.replicas;
+  return group.value("name", "") == contract::kGangPodGroup && MinCount(policy) == job.spec.replicas &&
+         ConstraintsFit(api, group, job);
+}
+
+bool GangWorkloadKeptConstraints(GangApi api, const Json& workload, const api::NcclJob& job) {
+  if (Constraints(api, job).is_null()) return true;
+  const Json groups = Spec(workload).value(GroupsField(api), Json());
+  return groups.is_array() && groups.size() == 1 && ConstraintsFit(api, groups[0], job);
 }
 
 Json GangPodGroup(GangApi api, const api::NcclJob& job, int attempt) {
@@ -94,6 +118,7 @@ Json GangPodGroup(GangApi api, const api::NcclJob& job, int attempt) {
   metadata["labels"][std::string(contract::kLabelAttempt)] = std::to_string(attempt);
   const std::string workload = contract::GangWorkloadName(job.name);
   Json spec = {{"schedulingPolicy", Gang(job)}};
+  if (Json constraints = Constraints(api, job); !constraints.is_null()) spec["schedulingConstraints"] = constraints;
   if (api == GangApi::kV1alpha2) {
     spec["podGroupTemplateRef"] = {
         {"workload", {{"workloadName", workload}, {"podGroupTemplateName", contract::kGangPodGroup}}}};
@@ -107,7 +132,7 @@ bool GangPodGroupFits(GangApi api, const Json& existing, const api::NcclJob& job
   const Json spec = Spec(existing);
   const auto [workload, template_name] = TemplateRef(api, spec);
   return workload == contract::GangWorkloadName(job.name) && template_name == contract::kGangPodGroup &&
-         MinCount(spec.value("schedulingPolicy", Json())) == job.spec.replicas;
+         MinCount(spec.value("schedulingPolicy", Json())) == job.spec.replicas && ConstraintsFit(api, spec, job);
 }
 
 void JoinGang(GangApi api, Json& pod, const api::NcclJob& job, int attempt) {

@@ -6,7 +6,10 @@
 //     attempt gets a PodGroup of its own (<job>-attempt-<n>) made from it, and every pod of the
 //     attempt joins it by spec.schedulingGroup.podGroupName.
 // Either way kube-scheduler binds the pods of one attempt all together or none of them, and a pod
-// of an old attempt never counts toward a new one's quorum. The job owns the Workload and the
+// of an old attempt never counts toward a new one's quorum. With spec.gangTopologyKey (PodGroup
+// versions only) the template and each PodGroup carry schedulingConstraints.topology [{key}]:
+// kube-scheduler (feature gate TopologyAwareWorkloadScheduling) puts every pod of the group in one
+// domain of that node label. The job owns the Workload and the
 // PodGroups, so the garbage collector deletes them with the job.
 #pragma once
 
@@ -34,15 +37,20 @@ bool UsesGangScheduling(const api::NcclJob& job, GangApi served);
 Json GangWorkload(GangApi api, const api::NcclJob& job);
 
 // Whether an existing Workload of the job's name can serve it: the same single group or template
-// with the same gang (a deleted job of the same name may have left one of another shape, and groups
-// are immutable).
+// with the same gang and topology constraint (a deleted job of the same name may have left one of
+// another shape, and groups are immutable).
 bool GangWorkloadFits(GangApi api, const Json& existing, const api::NcclJob& job);
 
-// The PodGroup of `attempt` (GangHasPodGroups(api)): the template's gang, minCount = replicas.
+// Whether the Workload the API server returned kept the job's topology constraint: an API server
+// whose gate TopologyAwareWorkloadScheduling is off drops schedulingConstraints without a word.
+bool GangWorkloadKeptConstraints(GangApi api, const Json& workload, const api::NcclJob& job);
+
+// The PodGroup of `attempt` (GangHasPodGroups(api)): the template's gang, minCount = replicas, and
+// its topology constraint.
 Json GangPodGroup(GangApi api, const api::NcclJob& job, int attempt);
 
 // Whether an existing PodGroup of that name can serve the attempt: made from the job's Workload's
-// template, with the same gang.
+// template, with the same gang and topology constraint.
 bool GangPodGroupFits(GangApi api, const Json& existing, const api::NcclJob& job);
 
 // Makes a pod of `attempt` (desired::Pod's output) a member of the attempt's gang.

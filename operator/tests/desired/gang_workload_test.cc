@@ -144,6 +144,49 @@ TEST(Gang, ALeftoverPodGroupFitsOnlyWithTheJobsTemplateAndGang) {
   EXPECT_FALSE(GangPodGroupFits(GangApi::kV1beta1, GangPodGroup(GangApi::kV1alpha2, job, 2), job));
 }
 
+api::NcclJob JobWithTopologyKey(const char* key) {
+  Json object = testing::JobJson(4, 1);
+  object["spec"]["gangTopologyKey"] = key;
+  auto job = api::ParseNcclJob(object);
+  EXPECT_TRUE(job.ok());
+  EXPECT_EQ(job->spec_error, "");
+  return *job;
+}
+
+// scheduling/v1beta1 PodGroupTemplate and PodGroupSpec .schedulingConstraints.topology[].key (api v0.37).
+TEST(Gang, TheTopologyKeyConstrainsTheTemplateAndEachAttemptsPodGroup) {
+  const api::NcclJob job = JobWithTopologyKey("example.com/rack");
+  const Json constraints = Json::parse(R"({"topology":[{"key":"example.com/rack"}]})");
+  for (GangApi api : {GangApi::kV1beta1, GangApi::kV1alpha2}) {
+    SCOPED_TRACE(GangApiVersion(api));
+    const Json w = GangWorkload(api, job);
+    EXPECT_EQ(w["spec"]["podGroupTemplates"][0]["schedulingConstraints"], constraints);
+    EXPECT_EQ(GangPodGroup(api, job, 2)["spec"]["schedulingConstraints"], constraints) << "copied into each attempt's group";
+    EXPECT_TRUE(GangWorkloadFits(api, w, job));
+    EXPECT_TRUE(GangPodGroupFits(api, GangPodGroup(api, job, 2), job));
+    EXPECT_TRUE(GangWorkloadKeptConstraints(api, w, job));
+    Json dropped = w;  // what an API server with TopologyAwareWorkloadScheduling off returns
+    dropped["spec"]["podGroupTemplates"][0].erase("schedulingConstraints");
+    EXPECT_FALSE(GangWorkloadKeptConstraints(api, dropped, job));
+    EXPECT_FALSE(GangWorkloadFits(api, dropped, job)) << "a leftover without the constraint is made again";
+    EXPECT_FALSE(GangPodGroupFits(api, GangPodGroup(api, testing::Job(4, 1), 2), job));
+    EXPECT_FALSE(GangWorkloadFits(api, w, testing::Job(4, 1))) << "nor one with a constraint for a job without";
+    EXPECT_TRUE(GangWorkloadKeptConstraints(api, dropped, testing::Job(4, 1))) << "nothing asked, nothing to keep";
+  }
+  EXPECT_FALSE(GangWorkload(GangApi::kV1beta1, testing::Job(4, 1))["spec"]["podGroupTemplates"][0].contains("schedulingConstraints"));
+  EXPECT_FALSE(GangWorkload(GangApi::kV1alpha1, job)["spec"]["podGroups"][0].contains("schedulingConstraints"))
+      << "1.35's pod groups have none (the reconciler fails such a job)";
+}
+
+TEST(Gang, TheTopologyKeyIsALabelKeyAndNeedsAGang) {
+  Json object = testing::JobJson(4, 1);
+  object["spec"]["gangTopologyKey"] = "Example.com/rack";
+  EXPECT_NE(api::ParseNcclJob(object)->spec_error.find("spec.gangTopologyKey must be a node label key"), std::string::npos);
+  object["spec"]["gangTopologyKey"] = "example.com/rack";
+  object["spec"]["gangScheduling"] = "Disabled";
+  EXPECT_EQ(api::ParseNcclJob(object)->spec_error, "spec.gangTopologyKey needs gang scheduling: spec.gangScheduling is Disabled");
+}
+
 TEST(Gang, PodGroupNamesAreDnsSubdomainsForTheLongestJobName) {
   Json object = testing::JobJson(4, 1);
   object["metadata"]["name"] = std::string(63, 'j');

@@ -116,11 +116,14 @@ gang_api_version() {
 # scheduler's plugin); 1.37 has no GangScheduling gate (naming it stops every component) and the
 # plugin comes with GenericWorkload. The API server also serves the version by --runtime-config;
 # on 1.36+ kube-controller-manager's podgroup-protection-controller (which lets a deleted PodGroup
-# go once its pods are gone) needs GenericWorkload too.
+# go once its pods are gone) needs GenericWorkload too. 1.36+ also get TopologyAwareWorkloadScheduling
+# (alpha, off by default): the API server keeps a PodGroup's schedulingConstraints only with it
+# (it drops them without it) and kube-scheduler places a group in one topology domain only with it.
 gang_flags() {
   local component=$1 minor gates
   minor=$(kube_minor)
   if [ "$minor" -ge 37 ]; then gates=GenericWorkload=true; else gates=GenericWorkload=true,GangScheduling=true; fi
+  if [ "$minor" -ge 36 ]; then gates=$gates,TopologyAwareWorkloadScheduling=true; fi
   gates=${CONTROLPLANE_FEATURE_GATES-$gates}
   [ -n "$gates" ] || return 0
   case "$component" in

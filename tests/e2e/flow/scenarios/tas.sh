@@ -13,6 +13,9 @@
 # - a SIGKILL to pod 5's trainer (restartStrategy Recreate): attempt 2's pods are gated and placed
 #   again, each index on the node it had in attempt 1; SIGUSR1 ends the job (Succeeded, its
 #   Workload Finished) and the one-rack job still waits, though the nodes are free.
+# Outside Kueue, Kubernetes' own gang scheduling with spec.gangTopologyKey (the gang's PodGroup
+# topology constraint, gate TopologyAwareWorkloadScheduling on in the harness): an 8-pod gang binds
+# no pod though 8 nodes are free (no rack holds 8), a 4-pod gang runs with all 4 pods in one rack.
 # Prints how long the ungater took from the pods' creation to their binding (timing lines).
 # Sourced by flow_test.sh, which sets up the node, the namespace $ns and the operator first.
 # shellcheck source=../../../harness/controlplane/lib.sh
@@ -239,4 +242,51 @@ YAML
   check "onerack still has no pod" "$(pods_of onerack)" 0
   k delete nj racks onerack --wait=true --timeout=60s >/dev/null
   wait_for 60 "the jobs' pods are gone" is "" k get pods -l nccl.dev/job-name -o name
+
+  # Outside Kueue, Kubernetes' own gang scheduling: spec.gangTopologyKey puts every pod of an
+  # attempt in one rack (the PodGroup's topology constraint; gate TopologyAwareWorkloadScheduling).
+  local podgroups; podgroups="podgroups.$(gang_api_version).scheduling.k8s.io"
+  gang_job() {  # gang_job <name> <replicas>
+    cat <<YAML | k apply -f - >/dev/null
+apiVersion: nccl.dev/v1alpha1
+kind: NcclJob
+metadata: {name: $1}
+spec:
+  replicas: $2
+  gpusPerPod: 0
+  initTimeoutSeconds: 120
+  gangTopologyKey: $tas_rack
+  template:
+    spec:
+      schedulerName: $sched
+      containers:
+      - name: trainer
+        image: nccl-trainer:0.1.0
+        command: [/bin/sh, -c, 'trap "exit 0" USR1; nccl-allreduce --linger-seconds 0 || exit 1; while :; do sleep 1; done']
+        env: [{name: PATH, value: "$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
+        resources: {requests: {cpu: "1"}}
+YAML
+  }
+  bound_of() { k get pods -l "nccl.dev/job-name=$1" -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true; }
+  group_unschedulable() {
+    k get "$podgroups" "$1" -o 'jsonpath={range .status.conditions[*]}{.type}={.status}/{.reason}{"\n"}{end}' 2>/dev/null |
+      grep -Eq '^PodGroup(Initially)?Scheduled=False/Unschedulable$'
+  }
+  # 8 free nodes, but no rack holds 8: the gang binds none.
+  gang_job widegang 8
+  wait_for 30 "widegang's PodGroup keeps the topology constraint" is "$tas_rack" \
+    k get "$podgroups" widegang-attempt-1 -o 'jsonpath={.spec.schedulingConstraints.topology[0].key}'
+  wait_for 60 "kube-scheduler finds widegang unschedulable in any one rack" group_unschedulable widegang-attempt-1
+  check "no pod of widegang is bound, though 8 nodes are free" "$(bound_of widegang)" 0
+  # 4 pods: all in one rack, the whole attempt Running.
+  gang_job rackgang 4
+  wait_for 60 "rackgang's 4 pods Running" is 4 sh -c \
+    "'$kubectl' -n '$ns' get pods -l nccl.dev/job-name=rackgang --field-selector=status.phase=Running -o name | wc -l"
+  racks_of=""
+  for i in 0 1 2 3; do racks_of="$racks_of$(rack_of "rackgang-$i") "; done
+  echo "racks of rackgang's pods 0-3: $racks_of"
+  case "$racks_of" in "r0 r0 r0 r0 " | "r1 r1 r1 r1 ") pass "rackgang's 4 pods share one rack" ;; *) fail "rackgang by rack: $racks_of" ;; esac
+  check "still no pod of widegang is bound" "$(bound_of widegang)" 0
+  k delete nj widegang rackgang --wait=true --timeout=60s >/dev/null
+  wait_for 60 "the gang jobs' pods are gone" is "" k get pods -l nccl.dev/job-name -o name
 }
