@@ -32,9 +32,9 @@ kind: NcclJob
 metadata: {name: dra}
 spec:
   replicas: 2
-  # The devices come from the claims; with gpusPerPod > 0 the operator would add an
-  # nvidia.com/gpu limit this node has none of.
-  gpusPerPod: 0
+  # One rank a pod, on the device of its claim: with claims the operator adds no
+  # nvidia.com/gpu limit (this node has none), gpusPerPod only counts the ranks.
+  gpusPerPod: 1
   failurePolicy: {maxRestarts: 0}
   template:
     spec:
@@ -63,6 +63,9 @@ for pod in dra-0 dra-1; do
   # A trainer that never ran (its claim not allocated or not prepared): nothing more to see of it.
   if ! dra_log_has "$pod" user_job=dra; then fail "dra: $pod's trainer never printed user_job=dra (the template's parameter, through CDI)"; continue; fi
   pass "dra: $pod's trainer sees the template's parameter through CDI (user_job=dra)"
+  limits=$(kubectl -n "$ns" get pod "$pod" -o jsonpath='{.spec.containers[?(@.name=="trainer")].resources.limits}' || true)
+  check "dra: the operator added no GPU count beside $pod's claim (trainer limits: ${limits:-none})" \
+    test -z "$(grep -o 'nvidia.com/gpu' <<<"$limits" || true)"
   claim=$(claim_of "$pod" || true)
   claims+=("$claim")
   pod_uid=$(kubectl -n "$ns" get pod "$pod" -o jsonpath='{.metadata.uid}' || true)
