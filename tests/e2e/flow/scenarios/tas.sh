@@ -272,6 +272,15 @@ YAML
     k get "$podgroups" "$1" -o 'jsonpath={range .status.conditions[*]}{.type}={.status}/{.reason}{"\n"}{end}' 2>/dev/null |
       grep -Eq '^PodGroup(Initially)?Scheduled=False/Unschedulable$'
   }
+  # 1.35 serves no PodGroups: the job is refused, saying what it needs, and makes no pod.
+  if [ "$(kube_minor)" -le 35 ]; then
+    gang_job widegang 8
+    wait_for 30 "widegang fails: PodGroups not served on 1.35" sh -c \
+      "'$kubectl' -n '$ns' get nj widegang -o 'jsonpath={.status.conditions[?(@.type==\"Failed\")].reason}/{.status.conditions[?(@.type==\"Failed\")].message}' | grep -q '^InvalidSpec/.*gangTopologyKey needs Kubernetes. PodGroups'"
+    check "widegang has no pod" "$(pods_of widegang)" 0
+    k delete nj widegang --wait=true --timeout=60s >/dev/null
+    return 0
+  fi
   # 8 free nodes, but no rack holds 8: the gang binds none.
   gang_job widegang 8
   wait_for 30 "widegang's PodGroup keeps the topology constraint" is "$tas_rack" \
