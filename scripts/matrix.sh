@@ -11,7 +11,7 @@
 # Tiers are CTest labels (matched whole: node is not realnode): integration (the shared control plane: operator, Helm, flows with the
 # local node), node (testnode), realnode (kubelet, containerd, runc, CoreDNS: needs root and the
 # images). Run it before a change to the API the operator speaks, and whenever a pin moves. Exits 1
-# when a test failed. The build dir is configured for each version in turn and for the default at
+# when a test failed; a failed tier's log stays in build-matrix-logs/<time>/. The build dir is configured for each version in turn and for the default at
 # the end.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -40,7 +40,19 @@ log() { echo "[matrix] $*" >&2; }
 out="$root/tests/matrix"
 runs=$(mktemp -d)
 restore() { (unset NCCLOP_KUBE_MINOR; cmake -S "$root" -B "$build_dir" >/dev/null) || true; }
-trap 'restore; rm -rf "$runs"' EXIT
+# A tier that failed keeps its log (every test's output) for reading after the run.
+keep_failed_logs() {
+  [ -f "$runs/index" ] || return 0
+  local v t rc rest
+  while read -r v t rc rest; do
+    [ "$rc" -eq 0 ] && continue
+    mkdir -p "$failed_logs"
+    cp "$runs/$v-$t.log" "$failed_logs/"
+    log "Kubernetes $v, tier $t failed: its log is $failed_logs/$v-$t.log"
+  done < "$runs/index"
+}
+failed_logs=${NCCLOP_MATRIX_LOGS:-$root/build-matrix-logs/$(date -u +%Y%m%d-%H%M%S)}
+trap 'keep_failed_logs; restore; rm -rf "$runs"' EXIT
 
 "$root/scripts/setup.sh" --build-dir "$build_dir"
 # What was tested: the commit, and whether the tree differed from it, when the run began.
