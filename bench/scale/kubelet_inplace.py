@@ -19,6 +19,8 @@ probe, so five writes:
                 running and started; the trainer is started in that sync, still Waiting here;
   4. trainer    the next relist sees the trainer running; phase Running;
   5. ready      the sidecar's readiness probe passes (prober SetContainerReadiness): Ready True.
+Had the probe passed before the trainer ran, the sidecar's readiness would be one write and the
+trainer's start (the pod Ready with it) the next: five all the same.
 """
 
 import copy
