@@ -45,7 +45,6 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import kubelet_inplace  # noqa: E402
 from kubeapi import Api  # noqa: E402
-import track  # noqa: E402
 from track import JOBSET, OPERATOR, ProgressFollow, Timeline, percentile  # noqa: E402
 
 EXIT = "scale.bench.nccl.dev/exit"
@@ -422,9 +421,6 @@ class Bench:
 
     # watches and the simulated root sidecar
     def start_watches(self):
-        def feed(fn):
-            return lambda kind, obj: fn(kind, obj, time.monotonic())
-
         def on_pod(kind, pod):
             self.timeline.on_pod(kind, pod, time.monotonic())
             self.finish_deletion(kind, pod)
@@ -483,7 +479,7 @@ class Bench:
         the one a sidecar serves, that sidecar exits 85 and its rule restarts the pod; a pod that
         already restarted during the attempt that ended waits instead and takes up the new one
         as it is (docs/DESIGN.md, "Restarting an attempt in place")."""
-        job = (cm.get("metadata", {}).get("labels") or {}).get(track.OPERATOR["job"])
+        job = (cm.get("metadata", {}).get("labels") or {}).get(OPERATOR["job"])
         raw = (cm.get("data") or {}).get("attempt")
         if kind == "DELETED" or job is None or not raw:
             return
