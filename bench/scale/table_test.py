@@ -101,11 +101,14 @@ def restarted(scenario, writes, kubelet_writes):
 
 
 def test_restart_cost_puts_recreation_and_in_place_side_by_side():
-    out = render([restarted("big", {"pods DELETE": 8192, "pods POST": 4096}, 0),
-                  restarted("big-inplace", {"pods PATCH": 4096, "pods/status PATCH": 20480}, 20480)])
+    out = render([restarted("big", {"pods DELETE": 8192, "pods POST": 4096, "roles DELETE": 1}, 0),
+                  restarted("big-inplace", {"pods PATCH": 4096, "pods/status PATCH": 20480, "leases PUT": 3,
+                                            "roles DELETE": 2}, 20480)])
     section = out.split("### restart: recreation and in place")[1]
     assert "| measure | recreation x1 (4096) | in place x1 (4096) |" in section
-    assert "| API server writes, all | 12288 | 24576 |" in section
+    assert "| API server writes, all | 12289 | 24581 |" in section
+    assert "| API server writes: other kinds, each at most 3 | 1 | 5 |" in section
+    assert "roles DELETE" not in section and "leases PUT" not in section
     assert "| API server writes: pods DELETE | 8192 | — |" in section
     assert "| API server writes: pods/status PATCH | — | 20480 |" in section
     assert "| status writes the bench played as kubelets (each a GET and a PATCH) | 0 | 20480 |" in section
