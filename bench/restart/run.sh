@@ -6,7 +6,7 @@
 #
 #   bench/restart/run.sh [--samples N] [--pods 4,8] [--strategies InPlace,Recreate,JobSetInPlace]
 #                        [--kubelet default,EventedPLEG] [--kills 3] [--kill one|all] [--out FILE]
-#                        [--timeline]
+#                        [--timeline] [--status-writes]
 #   bench/restart/run.sh --table FILE...   the tables of the sample lines of earlier runs
 #
 # InPlace and Recreate: an NcclJob of that failurePolicy.restartStrategy whose trainers
@@ -28,13 +28,16 @@
 # kill, appends "<strategy> <kubelet> <pods> <kill> <seconds>" to --out (default: a temporary
 # file), then the tables (table.py) of every line in it, so runs add up. --timeline: after each
 # kill, where its time went (timeline.py: the kubelet's, containers' and JobSet's log lines in
-# order). Needs root; brings the real node up and down (REALNODE_KEEP=1 leaves it). Env:
+# order). --status-writes: also the pods' status writes each kill cost (the API server's count of
+# pods/status PATCHes, on this node the kubelet's alone, from before the kill until every pod of the
+# job is Ready again), per pod; what bench/scale's kubelet_inplace.py plays on KWOK's nodes.
+# Needs root; brings the real node up and down (REALNODE_KEEP=1 leaves it). Env:
 # NCCLOP_BUILD_DIR (default build/), NCCLOP_IMAGES_DIR (a registry.env of images already built).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
 build=${NCCLOP_BUILD_DIR:-$root/build}
-samples=10 pods_list=4,8 strategies=InPlace,Recreate,JobSetInPlace kubelets=default kills=3 kill_mode=one out="" timeline=0
+samples=10 pods_list=4,8 strategies=InPlace,Recreate,JobSetInPlace kubelets=default kills=3 kill_mode=one out="" timeline=0 status_writes=0
 while [ $# -gt 0 ]; do
   case $1 in
     --samples) samples=$2; shift 2 ;;
@@ -45,6 +48,7 @@ while [ $# -gt 0 ]; do
     --kill) kill_mode=$2; shift 2 ;;
     --out) out=$2; shift 2 ;;
     --timeline) timeline=1; shift ;;
+    --status-writes) status_writes=1; shift ;;
     --table) shift; exec python3 "$here/table.py" "$@" ;;
     -h|--help) sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "run.sh: unknown argument $1 (--help)" >&2; exit 2 ;;
@@ -179,6 +183,12 @@ spec:
 YAML
 }
 
+# The API server's count of pod status PATCHes so far, every client's (on this node: the kubelet's).
+pod_status_patches() {
+  kubectl get --raw /metrics | awk '/^apiserver_request_total[{]/ && /resource="pods"/ && /subresource="status"/ &&
+    /verb="PATCH"/ {n += $NF} END {printf "%d\n", n}'
+}
+
 show_timeline() {  # show_timeline <strategy> <job> <kill time> <seconds>
   local pods=$2- extra=()
   if [ "$1" = JobSetInPlace ]; then pods=$2-w- extra=(--jobset-log "$work/jobset-manager.log"); fi
@@ -187,7 +197,7 @@ show_timeline() {  # show_timeline <strategy> <job> <kill time> <seconds>
 }
 
 one_sample() {  # one_sample <strategy> <kubelet> <pods> <job>
-  local strategy=$1 kubelet=$2 n=$3 job=$4 k t0 t1 secs kind
+  local strategy=$1 kubelet=$2 n=$3 job=$4 k t0 t1 secs kind w0 w1
   kubelet_used=1
   if [ "$strategy" = JobSetInPlace ]; then
     kind=jobset; js_manifest "$job" "$n" | kubectl -n "$ns" apply -f - >/dev/null
@@ -203,12 +213,18 @@ one_sample() {  # one_sample <strategy> <kubelet> <pods> <job>
       victims+=("$(pid_of "$pod" trainer)")
       [ -n "${victims[-1]}" ] || { echo "no running trainer in $pod" >&2; exit 1; }
     done
+    [ "$status_writes" = 1 ] && w0=$(pod_status_patches)
     t0=$(date +%s.%N)
     kill -9 "${victims[@]}"
     t1=$(wait_held "$strategy" "$job" "$n" $((k + 1)) "$t0" 180)
     secs=$(awk -v a="$t0" -v b="$t1" 'BEGIN {printf "%.2f", b - a}')
     echo "$strategy $kubelet $n $k $secs" >>"$out"
     echo "$(date -u +%FT%TZ) $job ($strategy, kubelet $kubelet, $n pods) kill $k ($kill_mode): every trainer held attempt $((k + 1)) after $secs s (load $(cut -d' ' -f1 /proc/loadavg))"
+    if [ "$status_writes" = 1 ] && [ "$strategy" != JobSetInPlace ]; then
+      kubectl -n "$ns" wait --for=condition=Ready pod -l "nccl.dev/job-name=$job" --timeout=120s >/dev/null
+      w1=$(pod_status_patches)
+      echo "  pod status writes: $((w1 - w0)) for $n pods ($(awk -v w=$((w1 - w0)) -v n="$n" 'BEGIN {printf "%.2f", w / n}') a pod)"
+    fi
     if [ "$timeline" = 1 ]; then show_timeline "$strategy" "$job" "$t0" "$secs"; fi
   done
   kubectl -n "$ns" delete "$kind" "$job" --wait=false >/dev/null

@@ -7,6 +7,7 @@
 # table (table.md) and, with --plot, scale.png into --out.
 #
 #   bench/scale/run.sh [--build DIR] [--out DIR] [--nodes N] [--scenarios big,many,churn]
+#                      (also big-inplace: big restarted in place, the kubelets played by the bench)
 #                      [--sizes 0.1,1] [--controllers operator,jobset] [--churn-seconds S] [--plot]
 #                      [--plan scenario:size:controller,...]   (instead of every combination, in order)
 #                      [--window S]   (progress: seconds of each steady window, default 60)
@@ -36,7 +37,7 @@ plan=""
 plot=0
 smoke=0
 podcost=""
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
 while [ $# -gt 0 ]; do
   case "$1" in
     --build) build=$2; shift 2 ;;
@@ -202,6 +203,7 @@ if [ -z "$plan" ]; then
   IFS=, read -r -a controller_list <<<"$controllers"
   for s in "${size_list[@]}"; do for sc in "${scenario_list[@]}"; do for c in "${controller_list[@]}"; do
     [ "$sc:$c" = progress:jobset ] && continue  # status.progress is the NcclJob's
+    [ "$sc:$c" = big-inplace:jobset ] && continue  # the NcclJob's restart in place
     plan+="${plan:+,}$sc:$s:$c"
   done; done; done
 fi
@@ -209,7 +211,7 @@ IFS=, read -r -a runs <<<"$plan"
 for one in "${runs[@]}"; do
   IFS=: read -r sc s c <<<"$one"
   case "$sc" in
-    big) args=(--pods "$(python3 -c "print(round(4096 * $s))")") ;;
+    big|big-inplace) args=(--pods "$(python3 -c "print(round(4096 * $s))")") ;;
     many) args=(--jobs "$(python3 -c "print(max(1, round(500 * $s)))")" --replicas 8) ;;
     churn) args=(--rate "$(python3 -c "print(2 * $s)")" --replicas 8 --seconds "$churn_seconds" --run-for 20) ;;
     progress) args=(--pods "$(python3 -c "print(round(4096 * $s))")" --window "$window") ;;

@@ -5,6 +5,8 @@ one controller, one size per call; appends one JSON line of results to --out.
 Scenarios:
   big    one job of --pods pods: until all exist, all Running, the id published; then one rank
          fails and the next attempt is timed the same way from the failure.
+  big-inplace  big with failurePolicy.restartStrategy InPlace: the bench plays each kubelet's
+         restart of its pod in place (kubelet_inplace.py), as KWOK does not know the rule.
   many   --jobs jobs of --replicas pods created at once: the same times per job (p50/p99).
   churn  a job of --replicas pods every 1/--rate s for --seconds; each job's trainers exit 0
          --run-for s after they run, and the bench deletes a job once it succeeded.
@@ -17,7 +19,9 @@ Scenarios:
 
 What is simulated: the nodes and what their kubelets would report (KWOK, stages.yaml); the
 trainer's exit (the pod annotation scale.bench.nccl.dev/exit, which KWOK's pod-exit stage turns
-into a terminated container); the root sidecar's id post (the bench writes the id annotations
+into a terminated container); a restart in place (the bench writes the statuses the kubelet
+would, kubelet_inplace.py, and plays the sidecars' exit 85 on the ConfigMap's next attempt); the
+root sidecar's id post (the bench writes the id annotations
 on the root pod, nccl.dev/unique-id and nccl.dev/unique-id-attempt, as the sidecar does when
 the root trainer posts its id); a kubelet's removal of a deleted pod (the bench, with a uid
 precondition). Real: kube-apiserver, etcd, kube-controller-manager,
@@ -39,6 +43,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kubelet_inplace  # noqa: E402
 from kubeapi import Api  # noqa: E402
 from track import JOBSET, OPERATOR, ProgressFollow, Timeline, percentile  # noqa: E402
 
@@ -46,6 +51,9 @@ EXIT = "scale.bench.nccl.dev/exit"
 EXIT_AFTER = "scale.bench.nccl.dev/exit-after"
 TRAINER = {"name": "trainer", "image": "trainer:1", "command": ["python", "-m", "train"]}
 REMOVERS = 32  # concurrent removals of deleted pods (the kubelets' last step, simulated)
+KUBELETS = 32  # pods restarted in place at once (each by its own node's kubelet, simulated)
+SIDECAR = "nccl-sidecar"          # contract::kSidecarContainerName
+SIDECAR_EXIT_ATTEMPT_OVER = 85    # contract::kSidecarExitAttemptOver: the ConfigMap names a later attempt
 PROGRESS = "nccl.dev/progress"  # contract::kAnnotationProgress
 PROGRESS_SECONDS = 5            # contract::kProgressAnnotationSeconds: pod 0's sidecar patches at most this often
 WRITE_VERBS = ("POST", "PUT", "PATCH", "DELETE", "DELETECOLLECTION", "APPLY")
@@ -157,10 +165,12 @@ health: {{healthProbeBindAddress: "127.0.0.1:{health}"}}
 
 # ---- manifests -----------------------------------------------------------------------------
 
-def operator_job(name, replicas, gpus, annotations):
+def operator_job(name, replicas, gpus, annotations, strategy="Recreate"):
+    """strategy: failurePolicy.restartStrategy. Recreate unless asked: the bench's nodes declare
+    the in-place feature (make_nodes), so Auto would restart in place."""
     return {"apiVersion": "nccl.dev/v1alpha1", "kind": "NcclJob", "metadata": {"name": name},
             "spec": {"replicas": replicas, "gpusPerPod": gpus,
-                     "failurePolicy": {"maxRestarts": 3, "backoffSeconds": 0},
+                     "failurePolicy": {"maxRestarts": 3, "backoffSeconds": 0, "restartStrategy": strategy},
                      "template": {"metadata": {"annotations": annotations},
                                   "spec": {"containers": [TRAINER]}}}}
 
@@ -398,6 +408,12 @@ class Bench:
         # pool of 8 shared with the bench's other calls made the removal of a 4096-pod attempt
         # the slowest part of a restart.
         self.removal_pool = concurrent.futures.ThreadPoolExecutor(max_workers=REMOVERS)
+        self.in_place = args.scenario == "big-inplace"
+        self.kubelet_pool = concurrent.futures.ThreadPoolExecutor(max_workers=KUBELETS)
+        self.kubelet_tasks = []          # futures of the restarts in place the bench plays
+        self.restarted_during = {}       # (job, index) -> the attempt during which its pod last restarted
+        self.moved_to = {}               # job -> the latest attempt whose sidecar exits were played
+        self.kubelet_writes = 0          # status writes the bench made as the kubelets (each a GET and a PATCH)
 
     def log(self, msg):
         print(f"[scale {time.strftime('%H:%M:%S')}] {self.args.controller} {self.args.scenario}: {msg}",
@@ -405,18 +421,18 @@ class Bench:
 
     # watches and the simulated root sidecar
     def start_watches(self):
-        def feed(fn):
-            return lambda kind, obj: fn(kind, obj, time.monotonic())
-
         def on_pod(kind, pod):
             self.timeline.on_pod(kind, pod, time.monotonic())
             self.finish_deletion(kind, pod)
         threading.Thread(target=self.api.watch, daemon=True,
                          args=(f"/api/v1/namespaces/{self.ns}/pods", on_pod, self.stop)).start()
         if self.args.controller == "operator":
+            def on_configmap(kind, cm):
+                self.timeline.on_configmap(kind, cm, time.monotonic())
+                if self.in_place:
+                    self.sidecars_see(kind, cm)
             threading.Thread(target=self.api.watch, daemon=True,
-                             args=(f"/api/v1/namespaces/{self.ns}/configmaps", feed(self.timeline.on_configmap),
-                                   self.stop)).start()
+                             args=(f"/api/v1/namespaces/{self.ns}/configmaps", on_configmap, self.stop)).start()
             threading.Thread(target=self.post_ids, daemon=True).start()
 
     def finish_deletion(self, kind, pod):
@@ -433,6 +449,52 @@ class Bench:
             self.removing.add(meta["uid"])
         body = {"gracePeriodSeconds": 0, "preconditions": {"uid": meta["uid"]}}
         self.removal_pool.submit(self.api.request, "DELETE", f"/api/v1/namespaces/{self.ns}/pods/{meta['name']}", body)
+
+    # restarts in place, played for KWOK's nodes (kubelet_inplace.py says what a kubelet writes)
+    def restart_in_place(self, job, index, attempt, container, code):
+        """Plays the pod's kubelet for one restart in place after `container` exited with `code`:
+        each of the five statuses as its status manager writes it (GET the pod, then PATCH
+        pods/status with the uid as precondition)."""
+        pod = self.timeline.names[(job, 1, index)]
+        path = f"/api/v1/namespaces/{self.ns}/pods/{pod}"
+        with self.timeline.lock:
+            self.restarted_during[(job, index)] = attempt
+        for write in kubelet_inplace.writes(container, code):
+            status, current = self.api.request("GET", path)
+            if status != 200:
+                self.log(f"restart in place of {pod}: GET {status}")
+                return
+            self.api.merge_patch(path + "/status", {"metadata": {"uid": current["metadata"]["uid"]},
+                                                    "status": write(current)})
+            with self.timeline.lock:
+                self.kubelet_writes += 1
+
+    def play_restart(self, job, index, attempt, container, code):
+        future = self.kubelet_pool.submit(self.restart_in_place, job, index, attempt, container, code)
+        with self.timeline.lock:
+            self.kubelet_tasks.append(future)
+
+    def sidecars_see(self, kind, cm):
+        """Plays every sidecar of the job on its ConfigMap: once it names a later attempt than
+        the one a sidecar serves, that sidecar exits 85 and its rule restarts the pod; a pod that
+        already restarted during the attempt that ended waits instead and takes up the new one
+        as it is (docs/DESIGN.md, "Restarting an attempt in place")."""
+        job = (cm.get("metadata", {}).get("labels") or {}).get(OPERATOR["job"])
+        raw = (cm.get("data") or {}).get("attempt")
+        if kind == "DELETED" or job is None or not raw:
+            return
+        attempt = int(raw)
+        with self.timeline.lock:
+            if attempt <= self.moved_to.get(job, 1):
+                return
+            self.moved_to[job] = attempt
+            exits = kubelet_inplace.sidecar_exits(self.replicas.get(job, 0), attempt, job, self.restarted_during)
+        for index in exits:
+            self.play_restart(job, index, attempt, SIDECAR, SIDECAR_EXIT_ATTEMPT_OVER)
+
+    def kubelets_idle(self):
+        with self.timeline.lock:
+            return all(f.done() for f in self.kubelet_tasks)
 
     def post_ids(self):
         """Plays the root pod's sidecar: once the root runs, its trainer's id is written on the
@@ -452,18 +514,27 @@ class Bench:
             self.log(f"post skipped: {e}")
 
     def create_jobs(self, names, replicas, annotations=None):
-        make = operator_job if self.args.controller == "operator" else jobset_job
         for n in names:
             self.replicas[n] = replicas
 
         def create(name):
-            self.api.create(jobs_path(self.args.controller, self.ns),
-                            make(name, replicas, self.args.gpus_per_pod, annotations or {}))
+            if self.args.controller == "operator":
+                job = operator_job(name, replicas, self.args.gpus_per_pod, annotations or {},
+                                   "InPlace" if self.in_place else "Recreate")
+            else:
+                job = jobset_job(name, replicas, self.args.gpus_per_pod, annotations or {})
+            self.api.create(jobs_path(self.args.controller, self.ns), job)
             self.created_at[name] = time.monotonic()
         list(self.pool.map(create, names))
 
     def fail_one_rank(self, names, replicas):
+        """Rank replicas/2's trainer exits 1: KWOK ends its pod (the exit annotation), or in place
+        its kubelet restarts the pod (played by the bench)."""
         index = str(replicas // 2)
+        if self.in_place:
+            for name in names:
+                self.play_restart(name, index, 1, "trainer", 1)
+            return
         for name in names:
             pod = self.timeline.names[(name, 1, index)]
             self.pool.submit(self.api.merge_patch, f"/api/v1/namespaces/{self.ns}/pods/{pod}",
@@ -490,10 +561,12 @@ class Bench:
         """Runs body(); returns what the controller spent on it."""
         cpu0, mark0, t0 = proc.cpu_seconds(), audit.mark(), time.monotonic()
         parts = cluster_parts()
-        parts0 = cpu_of_parts(parts)
+        parts0, s0, writes0 = cpu_of_parts(parts), self.api_server_metrics(), self.kubelet_writes
         m0 = sampler.scrape()
         body()
         elapsed = time.monotonic() - t0
+        # The played kubelets' last writes (a pod's Ready) may follow the attempt's start.
+        wait_for("the played kubelets' writes done", self.kubelets_idle, 120)
         parts1 = cpu_of_parts(parts)
         cluster_cpu = {k: round(parts1[k] - parts0[k], 1) for k in parts1}
         quiet(audit)
@@ -502,6 +575,11 @@ class Bench:
         out = {"seconds": round(elapsed, 2), "cpu_s": round(proc.cpu_seconds() - cpu0, 2),
                "audit": counts, "server_latency_s": latency, "cluster_cpu_s": cluster_cpu,
                "queue_depth_max": sampler.max_depth(t0 - sampler.t0)}
+        # Every request of the cluster (the controllers', KWOK's, the bench's as the kubelets).
+        s1 = self.api_server_metrics()
+        out["api_writes"] = api_server_requests(s0, s1)
+        out["api_reads"] = api_server_requests(s0, s1, READ_VERBS)
+        out["kubelet_status_writes"] = self.kubelet_writes - writes0
         if m1:
             out["requests_by_verb"] = requests_by_verb(m0, m1)
             p99 = histogram_quantile(m0, m1, "ncclop_api_request_duration_seconds", 0.99)
@@ -524,7 +602,7 @@ class Bench:
         result = {"controller": a.controller, "scenario": a.scenario, "size": a.size,
                   "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
         try:
-            getattr(self, "scenario_" + a.scenario)(proc, sampler, audit, result)
+            getattr(self, "scenario_" + a.scenario.replace("-", "_"))(proc, sampler, audit, result)
             result["peak_rss_mib"] = round(proc.peak_mib(), 1)
             result["rss_curve"] = [(round(t, 1), round(r, 1)) for t, r, _ in sampler.samples[::4]]
         except Exception as e:
@@ -632,6 +710,12 @@ class Bench:
     def scenario_big(self, proc, sampler, audit, result):
         self.scenario_many(proc, sampler, audit, result, jobs=1, replicas=self.args.pods)
 
+    def scenario_big_inplace(self, proc, sampler, audit, result):
+        if self.args.controller != "operator":
+            raise ValueError("big-inplace: the operator only (bench/restart compares JobSet's on a real node)")
+        result["restart_strategy"] = "InPlace"
+        self.scenario_big(proc, sampler, audit, result)
+
     def scenario_many(self, proc, sampler, audit, result, jobs=None, replicas=None):
         a = self.args
         jobs = jobs or a.jobs
@@ -721,7 +805,11 @@ class Bench:
 def make_nodes(args):
     """Fake nodes of KWOK (annotation kwok.x-k8s.io/node=fake): --gpus nvidia.com/gpu each. The
     API server taints a new node not-ready (TaintNodesByCondition); the node lifecycle
-    controller, which is not run here, would lift it once the node is Ready: the bench lifts it."""
+    controller, which is not run here, would lift it once the node is Ready: the bench lifts it.
+    Each declares what a v1.37.2 kubelet with its default gates declares for restarts in place
+    (status.declaredFeatures, kubelet_node_declared_features.go): the scheduler's
+    NodeDeclaredFeatures filter (GA in 1.37) places a pod with a RestartAllContainers rule only on
+    such a node."""
     env = dict(line.replace("export ", "", 1).strip().split("=", 1)
                for line in open(f"{args.controlplane}/env") if "=" in line)
     api = Api(env["APISERVER_URL"], f"{args.controlplane}/pki")
@@ -733,7 +821,8 @@ def make_nodes(args):
         code, _ = api.request("POST", "/api/v1/nodes", {
             "metadata": {"name": name, "annotations": {"kwok.x-k8s.io/node": "fake"},
                          "labels": {"type": "kwok", "kubernetes.io/hostname": name}},
-            "status": {"capacity": capacity, "allocatable": capacity}})
+            "status": {"capacity": capacity, "allocatable": capacity,
+                       "declaredFeatures": [kubelet_inplace.NODE_FEATURE]}})
         if code not in (201, 409):
             raise RuntimeError(f"node {name}: {code}")
         api.merge_patch(f"/api/v1/nodes/{name}", {"spec": {"taints": None}})
@@ -743,7 +832,7 @@ def make_nodes(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["nodes", "big", "many", "churn", "progress"])
+    p.add_argument("command", choices=["nodes", "big", "big-inplace", "many", "churn", "progress"])
     p.add_argument("--controlplane", required=True, help="the control plane's dir (tests/harness/controlplane)")
     p.add_argument("--controller", choices=["operator", "jobset"], default="operator")
     p.add_argument("--operator", help="the nccl-operator binary")

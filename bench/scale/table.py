@@ -2,7 +2,9 @@
 """Markdown tables of bench/scale/run.sh's results.jsonl: one table per scenario, each size and
 controller a column; then, for a controller measured at two sizes, how each figure grew from the
 smaller size to the larger (the larger's value over the smaller's). The progress scenario: one
-column per steady window (without and with pod 0's progress reports)."""
+column per steady window (without and with pod 0's progress reports). The restart of big and
+big-inplace side by side: what one restart of the job cost the whole cluster, by recreation and in
+place."""
 import json
 import sys
 
@@ -176,12 +178,68 @@ def print_progress(rs):
 WRITES = ("create", "update", "patch", "delete", "deletecollection")
 
 
+def restart_cost_cells(r):
+    """{measure: cell} of one big or big-inplace result's restart: the times from the failure, the
+    API server's requests of the whole cluster by resource and verb, each part's CPU seconds."""
+    phase = r.get("restart") or {}
+    cells = {}
+    for what, label in (("running", "from the failure: all pods serve the next attempt (s)"),
+                        ("id", "from the failure: id published (s)")):
+        t = dig(phase, "times", what)
+        cells[label] = fmt(t and t["max"], 2)
+    writes = phase.get("api_writes")
+    if writes is not None:
+        cells["API server writes, all"] = str(sum(writes.values()))
+        for key, n in writes.items():
+            cells[f"API server writes: {key}"] = str(n)
+        cells["API server reads (GET, LIST), all"] = str(sum((phase.get("api_reads") or {}).values()))
+        for key, n in (phase.get("api_reads") or {}).items():
+            if key.startswith("pods "):
+                cells[f"API server reads: {key}"] = str(n)
+    cells["status writes the bench played as kubelets (each a GET and a PATCH)"] = fmt(phase.get("kubelet_status_writes"))
+    cells["operator's writes in the namespace (audit)"] = ", ".join(
+        f"{k.split()[1]} {v}" for k, v in sorted((phase.get("audit") or {}).items())
+        if k.startswith("operator ") and k.split()[1] in WRITES) or "—"
+    cells["operator CPU (s)"] = fmt(phase.get("cpu_s"), 2)
+    parts = phase.get("cluster_cpu_s")
+    if parts:
+        cells["CPU s of " + " / ".join(parts)] = " / ".join(fmt(v, 1) for v in parts.values())
+    if r.get("error"):
+        cells["did not finish"] = r["error"][:120]
+    return cells
+
+
+SMALL = 3
+
+
+def print_restart_cost(rs):
+    cols = [(f"{'in place' if r['scenario'] == 'big-inplace' else 'recreation'} x{r.get('size', 1):g} ({r.get('pods')})",
+             restart_cost_cells(r)) for r in rs]
+    order = list(dict.fromkeys(k for _, cells in cols for k in cells))
+    # Kinds written at most SMALL times in every run (the last run's namespace going, leases) are
+    # summed into one row: the restart's own writes stand out.
+    small = [k for k in order if k.startswith("API server writes: ")
+             and all(int(cells.get(k, "0")) <= SMALL for _, cells in cols)]
+    for _, cells in cols:
+        cells["API server writes: other kinds, each at most 3"] = str(sum(int(cells.pop(k, "0")) for k in small))
+    by_key = sorted(k for k in order if k.startswith("API server writes: ") and k not in small)
+    by_key.append("API server writes: other kinds, each at most 3")
+    rest = [k for k in order if not k.startswith("API server writes: ")]
+    at = rest.index("API server writes, all") + 1 if "API server writes, all" in rest else len(rest)
+    order = rest[:at] + by_key + rest[at:]
+    print("\n### restart: recreation and in place (the whole cluster, one restart)\n")
+    print("| measure | " + " | ".join(t for t, _ in cols) + " |")
+    print("| --- |" + " --- |" * len(cols))
+    for k in order:
+        print(f"| {k} | " + " | ".join(cells.get(k, "—") for _, cells in cols) + " |")
+
+
 def main():
     results = [json.loads(line) for line in open(sys.argv[1]) if line.strip()]
     progress = [r for r in results if r["scenario"] == "progress"]
     if progress:
         print_progress(progress)
-    for scenario in ("big", "many", "churn"):
+    for scenario in ("big", "big-inplace", "many", "churn"):
         rs = [r for r in results if r["scenario"] == scenario]
         if not rs:
             continue
@@ -200,6 +258,9 @@ def main():
         for k in order:
             print(f"| {k} | " + " | ".join(table[k]) + " |")
         print_growth(scenario, rs, table, order)
+    both = [r for r in results if r["scenario"] in ("big", "big-inplace") and r["controller"] == "operator"]
+    if any(r["scenario"] == "big-inplace" for r in both):
+        print_restart_cost(both)
 
 
 def print_growth(scenario, rs, table, order):

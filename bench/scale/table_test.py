@@ -86,3 +86,36 @@ def test_progress_table_has_a_column_per_window():
     assert row(text, "extra writes per 5 s over the window without reports")[1] == \
         "nccljobs/status PUT +1.00, pods PATCH +1.00"
     assert row(text, "operator's writes in the namespace (audit)") == ["none", "update 12"]
+
+
+def restarted(scenario, writes, kubelet_writes):
+    r = result(1, 4096, 10.0, 1.0)
+    r["scenario"] = scenario
+    r["restart"] = {"seconds": 30.0, "cpu_s": 5.0, "audit": {"operator patch": 4096, "operator get": 1},
+                    "times": {"running": {"p50": 20.0, "p99": 20.0, "max": 20.5, "n": 1},
+                              "id": {"p50": 21.0, "p99": 21.0, "max": 21.25, "n": 1}},
+                    "api_writes": writes, "api_reads": {"pods GET": kubelet_writes, "pods LIST": 2},
+                    "kubelet_status_writes": kubelet_writes,
+                    "cluster_cpu_s": {"apiserver": 40.0, "etcd": 9.5}}
+    return r
+
+
+def test_restart_cost_puts_recreation_and_in_place_side_by_side():
+    out = render([restarted("big", {"pods DELETE": 8192, "pods POST": 4096, "roles DELETE": 1}, 0),
+                  restarted("big-inplace", {"pods PATCH": 4096, "pods/status PATCH": 20480, "leases PUT": 3,
+                                            "roles DELETE": 2}, 20480)])
+    section = out.split("### restart: recreation and in place")[1]
+    assert "| measure | recreation x1 (4096) | in place x1 (4096) |" in section
+    assert "| API server writes, all | 12289 | 24581 |" in section
+    assert "| API server writes: other kinds, each at most 3 | 1 | 5 |" in section
+    assert "roles DELETE" not in section and "leases PUT" not in section
+    assert "| API server writes: pods DELETE | 8192 | — |" in section
+    assert "| API server writes: pods/status PATCH | — | 20480 |" in section
+    assert "| status writes the bench played as kubelets (each a GET and a PATCH) | 0 | 20480 |" in section
+    assert "| from the failure: id published (s) | 21.25 | 21.25 |" in section
+    assert "| operator's writes in the namespace (audit) | patch 4096 | patch 4096 |" in section
+    assert "| CPU s of apiserver / etcd | 40.0 / 9.5 | 40.0 / 9.5 |" in section
+
+
+def test_no_restart_cost_table_without_an_in_place_run():
+    assert "### restart: recreation" not in render([restarted("big", {"pods POST": 1}, 0)])

@@ -4,6 +4,8 @@ when the event arrived."""
 
 import threading
 
+from kubelet_inplace import restarted_for, trainer_failed
+
 # How each controller marks its pods: the job label, the attempt label and its first value.
 OPERATOR = {"job": "nccl.dev/job-name", "attempt": "nccl.dev/attempt", "first_attempt": 1,
             "index": "nccl.dev/index"}
@@ -26,9 +28,11 @@ class Timeline:
         self.marks = marks
         self.replicas_of = replicas_of
         self.lock = threading.Lock()
-        self.pods = {}          # uid -> (job, attempt)
-        self.running = set()    # uids seen Running
-        self.bound = set()      # uids seen with a node
+        # A pod restarted in place serves several attempts under one uid: what is counted per
+        # attempt is keyed by (uid, attempt).
+        self.pods = {}          # (uid, attempt) -> (job, attempt)
+        self.running = set()    # (uid, attempt) seen serving the attempt
+        self.bound = set()      # (uid, attempt) seen with a node
         self.count_bound = {}
         self.bound_at = {}      # (job, attempt) -> time the last pod of the attempt was bound
         self.ended = {}         # uid -> phase (Succeeded or Failed), first seen
@@ -39,6 +43,7 @@ class Timeline:
         self.running_at = {}    # (job, attempt) -> time the last pod of the attempt ran
         self.succeeded_at = {}  # (job, attempt) -> time every pod of the attempt succeeded
         self.failed_at = {}     # (job, attempt) -> time a pod of the attempt was first seen Failed
+        #                         or with its trainer terminated non-zero (in place it restarts)
         self.id_at = {}         # (job, attempt) -> time its ConfigMap first held the id
         self.root_running = []  # (job, attempt, pod name) whose root (index 0) runs, in order seen
         self.names = {}         # (job, attempt, index) -> pod name
@@ -50,6 +55,16 @@ class Timeline:
             return None
         return int(raw) - self.marks["first_attempt"] + 1
 
+    def serves(self, pod):
+        """Whether the pod serves the attempt its label names: Running (or ended) when made per
+        attempt; moved in place (the restarts-before annotation), once its trainer runs again
+        after the restarts the operator counts (kubelet_inplace.restarted_for)."""
+        annotations = pod.get("metadata", {}).get("annotations") or {}
+        phase = pod.get("status", {}).get("phase")
+        if "nccl.dev/restarts-before-attempt" in annotations and phase == "Running":
+            return restarted_for(pod, "trainer")
+        return phase in ("Running", "Succeeded", "Failed")
+
     def on_pod(self, kind, pod, now):
         meta = pod.get("metadata", {})
         labels = meta.get("labels") or {}
@@ -57,7 +72,7 @@ class Timeline:
         attempt = self.attempt_of(labels)
         if job is None or attempt is None or kind == "DELETED":
             return
-        uid = meta["uid"]
+        uid = (meta["uid"], attempt)
         key = (job, attempt)
         want = self.replicas_of(job)
         with self.lock:
@@ -73,13 +88,15 @@ class Timeline:
                 if self.count_bound[key] == want:
                     self.bound_at[key] = now
             phase = pod.get("status", {}).get("phase")
-            if phase in ("Running", "Succeeded", "Failed") and uid not in self.running:
+            if self.serves(pod) and uid not in self.running:
                 self.running.add(uid)
                 self.count_running[key] = self.count_running.get(key, 0) + 1
                 if self.count_running[key] == want:
                     self.running_at[key] = now
                 if labels.get(self.marks["index"]) == "0":
                     self.root_running.append((job, attempt, meta["name"]))
+            if trainer_failed(pod, "trainer") and phase != "Failed":
+                self.failed_at.setdefault(key, now)
             if phase in ("Succeeded", "Failed") and uid not in self.ended:
                 self.ended[uid] = phase
                 if phase == "Failed":
