@@ -124,6 +124,9 @@ gang_flags() {
   minor=$(kube_minor)
   if [ "$minor" -ge 37 ]; then gates=GenericWorkload=true; else gates=GenericWorkload=true,GangScheduling=true; fi
   if [ "$minor" -ge 36 ]; then gates=$gates,TopologyAwareWorkloadScheduling=true; fi
+  # Restarts in place: on by default from 1.36; 1.35 has them alpha, off, and its API server
+  # refuses the action RestartAllContainers without them: turned on as an admin would.
+  if [ "$minor" -le 35 ]; then gates=$gates,RestartAllContainersOnContainerExits=true,NodeDeclaredFeatures=true; fi
   gates=${CONTROLPLANE_FEATURE_GATES-$gates}
   [ -n "$gates" ] || return 0
   case "$component" in
