@@ -26,6 +26,8 @@ exactly the fields its creator sent (the creator's managedFields entry says whic
   no-defaults ours without the fields its creator sent that the API server fills in with the same
               value anyway (found by server-side dry-run creates, one field left out at a time)
   no-copies   ours without the annotations that repeat a label (same key, same value)
+  no-ports    ours without the sidecar's declared ports (the pod is not on the host's network, so
+              they reserve nothing)
   env-once    ours with every variable whose value is the same in every pod of the job (pods 0 and
               1 compared) moved into a per-job ConfigMap the containers read by envFrom: what the
               API server, the scheduler and KWOK would save; a real kubelet's cost of it is not
@@ -49,7 +51,7 @@ from kubeapi import Api  # noqa: E402
 from scale import (cluster_parts, cpu_of_parts, jobset_job, operator_job, start_jobset,  # noqa: E402
                    start_operator, wait_for)
 
-SHAPES = ["ours", "lean-env", "no-mf", "jobset", "no-sidecar", "no-defaults", "no-copies", "env-once"]
+SHAPES = ["ours", "lean-env", "no-mf", "jobset", "no-sidecar", "no-defaults", "no-copies", "no-ports", "env-once"]
 # What the sidecar reads from its env and cannot learn otherwise (sidecar/src/config.cc).
 LEAN_SIDECAR_ENV = {"NCCLJOB_NAME", "NCCLJOB_UID", "NCCLJOB_INDEX", "NCCLJOB_REPLICAS", "NCCLJOB_GPUS_PER_POD",
                     "NCCLJOB_ATTEMPT", "NCCLJOB_BOOTSTRAP_ROOTS"}
@@ -235,6 +237,8 @@ class PodCost:
             lean = without(lean, f["path_keys"])
         out["no-defaults"] = lean
         out["no-copies"] = without_label_copies(ours)
+        out["no-ports"] = copy.deepcopy(ours)
+        out["no-ports"]["spec"]["initContainers"][0].pop("ports", None)
         configmap = "cost-env"
         out["env-once"], data = env_once(ours, ours1, configmap)
         self.api.create(f"/api/v1/namespaces/{self.ns}/configmaps", {"metadata": {"name": configmap}, "data": data})
