@@ -35,10 +35,16 @@ void InjectEnv(Json& container, const Json& contract_env) {
   container["env"] = std::move(env);
 }
 
+// What the pod leaves to the API server's defaults (the same on Kubernetes 1.35-1.37:
+// pkg/apis/core/v1 SetDefaults_Probe, and a container port's protocol TCP): a field sent costs its
+// bytes and an entry in the operator's managedFields on every pod, and every watcher of pods
+// decodes both (bench/scale/RESULTS.md G).
+constexpr int kApiDefaultProbePeriodSeconds = 10;  // and failureThreshold 3, timeoutSeconds 1
+
 Json HttpProbe(std::string_view path, int port, int period_seconds) {
-  return {{"httpGet", {{"path", std::string(path)}, {"port", port}}},
-          {"periodSeconds", period_seconds},
-          {"failureThreshold", 3}};
+  Json probe = {{"httpGet", {{"path", std::string(path)}, {"port", port}}}};
+  if (period_seconds != kApiDefaultProbePeriodSeconds) probe["periodSeconds"] = period_seconds;
+  return probe;
 }
 
 Json Quantities(const std::string& cpu, const std::string& memory, const std::string& ephemeral_storage) {
@@ -67,8 +73,8 @@ Json Sidecar(const PodOptions& options, const SidecarPorts& ports, const Json& c
                   {"restartPolicy", "Always"},
                   {"env", contract_env},
                   {"ports",
-                   Json::array({{{"name", "id-api"}, {"containerPort", ports.api}, {"protocol", "TCP"}},
-                                {{"name", "probes"}, {"containerPort", ports.probe}, {"protocol", "TCP"}}})},
+                   Json::array({{{"name", "id-api"}, {"containerPort", ports.api}},
+                                {{"name", "probes"}, {"containerPort", ports.probe}}})},
                   {"readinessProbe", HttpProbe(contract::kPathReadyz, ports.probe, 2)},
                   {"livenessProbe", HttpProbe(contract::kPathHealthz, ports.probe, 10)},
                   {"resources", SidecarResourceJson(options.sidecar_resources)},
@@ -194,8 +200,11 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
                {std::string(contract::kLabelAttempt), std::to_string(attempt)}};
   Json metadata = ObjectMetadata(job, name);
   metadata["labels"] = MergedStringMap(tmpl_md.value("labels", Json::object()), ours);
-  metadata["annotations"] = MergedStringMap(tmpl_md.value("annotations", Json::object()), ours);
-  if (in_place) metadata["annotations"][std::string(contract::kAnnotationRestartsBefore)] = "0";
+  // The identity is in the labels alone: an annotation repeating them was read by no one and cost
+  // every pod its bytes twice (its own and its managedFields entry).
+  Json annotations = MergedStringMap(tmpl_md.value("annotations", Json::object()), Json::object());
+  if (in_place) annotations[std::string(contract::kAnnotationRestartsBefore)] = "0";
+  if (annotations.is_object() && !annotations.empty()) metadata["annotations"] = std::move(annotations);
 
   Json spec = tmpl["spec"];
   const Json env = ContractEnv(job, index, attempt);
