@@ -10,6 +10,8 @@ The shapes are taken from the controllers themselves, not written by hand: the o
 JobSet with kube-controller-manager's Job controller) run once, make a pod, and the bench keeps
 exactly the fields its creator sent (the creator's managedFields entry says which):
   ours        the operator's pod as it makes it
+  before      the pod of --operator-before (another build) as it makes it; no-defaults and
+              no-copies are then made from this one, so each change is measured alone
   lean-env    ours with the sidecar's env cut to the variables it reads and cannot learn
               otherwise (LEAN_SIDECAR_ENV)
   no-mf       ours, then at once a merge patch of metadata.managedFields [{}] (one more write a
@@ -51,7 +53,7 @@ from kubeapi import Api  # noqa: E402
 from scale import (cluster_parts, cpu_of_parts, jobset_job, operator_job, start_jobset,  # noqa: E402
                    start_operator, wait_for)
 
-SHAPES = ["ours", "lean-env", "no-mf", "jobset", "no-sidecar", "no-defaults", "no-copies", "no-ports", "env-once"]
+SHAPES = ["ours", "before", "lean-env", "no-mf", "jobset", "no-sidecar", "no-defaults", "no-copies", "no-ports", "env-once"]
 # What the sidecar reads from its env and cannot learn otherwise (sidecar/src/config.cc).
 LEAN_SIDECAR_ENV = {"NCCLJOB_NAME", "NCCLJOB_UID", "NCCLJOB_INDEX", "NCCLJOB_REPLICAS", "NCCLJOB_GPUS_PER_POD",
                     "NCCLJOB_ATTEMPT", "NCCLJOB_BOOTSTRAP_ROOTS"}
@@ -209,6 +211,11 @@ class PodCost:
         owner = {"apiVersion": job["apiVersion"], "kind": job["kind"], "name": job["metadata"]["name"],
                  "uid": job["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
         out = {"ours": ours}
+        if a.operator_before:
+            def start_before(args, ns, work):
+                return start_operator(argparse.Namespace(**{**vars(args), "operator": a.operator_before}), ns, work)
+            (out["before"], _), _ = self.capture(start_before, f"/apis/nccl.dev/v1alpha1/namespaces/{self.ns}/nccljobs",
+                                                 operator_job("costb", 2, 1, {}), "nccl.dev/job-name", "nccl-operator")
         if "jobset" in a.shapes:
             (js, _), _ = self.capture(start_jobset, f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{self.ns}/jobsets",
                                  jobset_job("costjs", 2, 1, {}), "jobset.sigs.k8s.io/jobset-name",
@@ -229,14 +236,13 @@ class PodCost:
         if not bare["spec"]["initContainers"]:
             del bare["spec"]["initContainers"]
         out["no-sidecar"] = bare
-        self.defaults = {"ours": self.defaults_sent(ours)}
-        if "jobset" in out:
-            self.defaults["jobset"] = self.defaults_sent(out["jobset"])
-        lean = ours
-        for f in reversed(self.defaults["ours"]):  # the later leaves first: list indexes stay true
+        self.defaults = {s: self.defaults_sent(out[s]) for s in ("ours", "before", "jobset") if s in out}
+        base = "before" if "before" in out else "ours"
+        lean = out[base]
+        for f in reversed(self.defaults[base]):  # the later leaves first: list indexes stay true
             lean = without(lean, f["path_keys"])
         out["no-defaults"] = lean
-        out["no-copies"] = without_label_copies(ours)
+        out["no-copies"] = without_label_copies(out[base])
         out["no-ports"] = copy.deepcopy(ours)
         out["no-ports"]["spec"]["initContainers"][0].pop("ports", None)
         configmap = "cost-env"
@@ -348,6 +354,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--controlplane", required=True, help="the control plane's dir (tests/harness/controlplane)")
     p.add_argument("--operator", required=True, help="the nccl-operator binary")
+    p.add_argument("--operator-before", help="another nccl-operator binary, for the before shape")
     p.add_argument("--jobset-dir", help="bench/jobset/build.sh's output dir (for the jobset shape)")
     p.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {','.join(SHAPES)}")
     p.add_argument("--pods", type=int, default=2000, help="pods of each shape")
@@ -364,6 +371,8 @@ def main():
     for s in a.shapes:
         if s not in SHAPES:
             p.error(f"unknown shape {s}")
+    if ("before" in a.shapes) != bool(a.operator_before):
+        p.error("the before shape and --operator-before go together")
     print(table(PodCost(a).run()))
 
 
