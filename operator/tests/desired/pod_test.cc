@@ -70,20 +70,6 @@ TEST(Pod, TheTemplatesAnnotationsAreKeptAndTheLabelsNotRepeatedAsAnnotations) {
                                                              "nccl.dev/restarts-before-attempt": "0"})"));
 }
 
-// Each field sent costs its bytes and a managedFields entry on every pod: what the API server fills
-// in with the same value (Kubernetes 1.35-1.37) is left to it.
-TEST(Pod, TheSidecarSendsNoFieldTheApiServerDefaultsToTheSameValue) {
-  const Json sidecar = Pod(testing::Job(), 0, 1, {})["spec"]["initContainers"][0];
-  for (const char* probe : {"readinessProbe", "livenessProbe"}) {
-    for (const char* field : {"failureThreshold", "timeoutSeconds", "successThreshold"}) {
-      EXPECT_FALSE(sidecar[probe].contains(field)) << probe << "." << field;
-    }
-  }
-  EXPECT_EQ(sidecar["readinessProbe"]["periodSeconds"], 2) << "not the default: readiness is seen within 2 s";
-  EXPECT_FALSE(sidecar["livenessProbe"].contains("periodSeconds")) << "10, the default";
-  for (const Json& port : sidecar["ports"]) EXPECT_FALSE(port.contains("protocol")) << port.dump();
-}
-
 // The sidecar gets only what it reads and cannot learn otherwise (contract::env::kSidecarEnv):
 // every watcher of pods decodes each byte of every pod (bench/scale/podcost.py). Its namespace
 // is its service account's, its pod name <job>-<index>; no fieldRef is left on it.
