@@ -7,8 +7,11 @@
 Each part is the compact JSON of that part (what every watcher of pods decodes per event); a
 container's parts are its env, probes, securityContext, resources, ports, volumeMounts and the
 rest; managedFields are split by manager, operation and subresource. A second table lists the
-fields the creator sent that the API server would have filled in with the same value anyway
-(found by podcost.py with server-side dry-run creates, one field left out at a time)."""
+fields of the creator's managedFields entry that the API server fills in with the same value when
+they are left out (podcost.py: server-side dry-run creates, one field left out at a time). The
+creator owns them either way: a create is decoded, defaults included, before its fields are
+recorded (apiserver endpoints/handlers/create.go), so leaving one out of the request saves its
+bytes in the request only, not in the pod as served."""
 
 import json
 import sys
@@ -87,8 +90,8 @@ def table(served):
 
 
 def defaults_table(defaults):
-    """Markdown: the fields a shape's creator sent that equal the API server's own defaults."""
-    lines = ["| shape | field sent | value | bytes sent |", "| --- | --- | --- | --- |"]
+    """Markdown: the fields a shape's creator owns that equal the API server's own defaults."""
+    lines = ["| shape | field | value | bytes |", "| --- | --- | --- | --- |"]
     for shape, fields in defaults.items():
         for f in fields:
             lines.append(f"| {shape} | `{f['path']}` | `{json.dumps(f['value'])}` | {f['bytes']} |")
