@@ -306,6 +306,18 @@ class PodCost:
             self.running.clear()
         return result
 
+    def bytes_only(self):
+        """One pod of each shape created and read back, never run (no status): the spec's side of
+        --breakdown, on any control plane with the CRDs, without KWOK or load."""
+        shapes = self.shapes()
+        for shape in self.args.shapes:
+            body = copy.deepcopy(shapes[shape])
+            body["metadata"]["name"] = body["spec"]["hostname"] = f"{shape}-0"
+            self.served[shape] = self.api.create(self.pods_path, body)
+        with open(self.args.breakdown, "w") as f:
+            json.dump({"served": self.served, "sent": shapes, "defaults_sent": self.defaults}, f, indent=1)
+        self.api.delete(f"/api/v1/namespaces/{self.ns}")
+
     def run(self):
         shapes = self.shapes()
         self.watch()
@@ -368,6 +380,8 @@ def main():
     p.add_argument("--dump", help="write the shapes (the pods as sent) here")
     p.add_argument("--breakdown", help="write each shape's first pod as served, and the defaults its creator "
                    "sent, here (bench/scale/podbytes.py prints it)")
+    p.add_argument("--bytes-only", action="store_true", help="with --breakdown: one pod of each shape created, "
+                   "never run, nothing timed (any control plane with the CRDs; no KWOK)")
     a = p.parse_args()
     a.shapes = a.shapes.split(",")
     for s in a.shapes:
@@ -375,6 +389,11 @@ def main():
             p.error(f"unknown shape {s}")
     if ("before" in a.shapes) != bool(a.operator_before):
         p.error("the before shape and --operator-before go together")
+    if a.bytes_only:
+        if not a.breakdown:
+            p.error("--bytes-only needs --breakdown")
+        PodCost(a).bytes_only()
+        return
     print(table(PodCost(a).run()))
 
 
