@@ -10,6 +10,8 @@ The shapes are taken from the controllers themselves, not written by hand: the o
 JobSet with kube-controller-manager's Job controller) run once, make a pod, and the bench keeps
 exactly the fields its creator sent (the creator's managedFields entry says which):
   ours        the operator's pod as it makes it
+  before      the pod of --operator-before (another build) as it makes it; no-defaults and
+              no-copies are then made from this one, so each change is measured alone
   lean-env    ours with the sidecar's env cut to the variables it reads and cannot learn
               otherwise (LEAN_SIDECAR_ENV)
   no-mf       ours, then at once a merge patch of metadata.managedFields [{}] (one more write a
@@ -23,7 +25,19 @@ exactly the fields its creator sent (the creator's managedFields entry says whic
               becomes the NcclJob and its tracking finalizer is left off, so that nothing
               deletes or patches the copies
   no-sidecar  ours without the sidecar container (a lower bound)
-One JSON line per shape on stdout (and appended to --out)."""
+  no-defaults ours without the fields of its creator's managedFields entry that the API server
+              fills in with the same value (server-side dry-run creates, one field left out at a
+              time): what sending fewer fields saves (the request's bytes; the creator owns the
+              defaulted fields either way)
+  no-copies   ours without the annotations that repeat a label (same key, same value)
+  no-ports    ours without the sidecar's declared ports (the pod is not on the host's network, so
+              they reserve nothing)
+  env-once    ours with every variable whose value is the same in every pod of the job (pods 0 and
+              1 compared) moved into a per-job ConfigMap the containers read by envFrom: what the
+              API server, the scheduler and KWOK would save; a real kubelet's cost of it is not
+              here (RESULTS.md)
+One JSON line per shape on stdout (and appended to --out); --breakdown writes each shape's first
+pod as served and the defaults found, for podbytes.py."""
 
 import argparse
 import concurrent.futures
@@ -41,7 +55,7 @@ from kubeapi import Api  # noqa: E402
 from scale import (cluster_parts, cpu_of_parts, jobset_job, operator_job, start_jobset,  # noqa: E402
                    start_operator, wait_for)
 
-SHAPES = ["ours", "lean-env", "no-mf", "jobset", "no-sidecar"]
+SHAPES = ["ours", "before", "lean-env", "no-mf", "jobset", "no-sidecar", "no-defaults", "no-copies", "no-ports", "env-once"]
 # What the sidecar reads from its env and cannot learn otherwise (sidecar/src/config.cc).
 LEAN_SIDECAR_ENV = {"NCCLJOB_NAME", "NCCLJOB_UID", "NCCLJOB_INDEX", "NCCLJOB_REPLICAS", "NCCLJOB_GPUS_PER_POD",
                     "NCCLJOB_ATTEMPT", "NCCLJOB_BOOTSTRAP_ROOTS"}
@@ -85,6 +99,63 @@ def as_sent(pod, manager):
     return sent
 
 
+def leaves(value, path=()):
+    """Every leaf of `value` as (path, value); list items by index."""
+    if isinstance(value, dict) and value:
+        for k, v in value.items():
+            yield from leaves(v, path + (k,))
+    elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
+        for i, v in enumerate(value):
+            yield from leaves(v, path + (i,))
+    else:
+        yield path, value
+
+
+def at(value, path):
+    for p in path:
+        if isinstance(value, dict) and p in value or isinstance(value, list) and isinstance(p, int) and p < len(value):
+            value = value[p]
+        else:
+            return None
+    return value
+
+
+def without(value, path):
+    """A copy of `value` with the leaf at `path` left out."""
+    out = copy.deepcopy(value)
+    parent = at(out, path[:-1])
+    del parent[path[-1]]
+    return out
+
+
+def without_label_copies(pod):
+    out = copy.deepcopy(pod)
+    md = out["metadata"]
+    labels = md.get("labels", {})
+    md["annotations"] = {k: v for k, v in md.get("annotations", {}).items() if labels.get(k) != v}
+    if not md["annotations"]:
+        del md["annotations"]
+    return out
+
+
+def env_once(pod, other, configmap):
+    """`pod` with the variables that `other` (another pod of the job) carries with the same value
+    moved into `configmap`, read by envFrom; returns (pod, the ConfigMap's data)."""
+    out, data = copy.deepcopy(pod), {}
+    others = {c["name"]: c for c in other["spec"].get("containers", []) + other["spec"].get("initContainers", [])}
+    for c in out["spec"].get("containers", []) + out["spec"].get("initContainers", []):
+        theirs = {v["name"]: v for v in others.get(c["name"], {}).get("env", [])}
+        keep = []
+        for v in c.get("env", []):
+            if "value" in v and theirs.get(v["name"]) == v and data.get(v["name"], v["value"]) == v["value"]:
+                data[v["name"]] = v["value"]
+            else:
+                keep.append(v)
+        c["env"] = keep
+        c["envFrom"] = [{"configMapRef": {"name": configmap}}]
+    return out, data
+
+
 class PodCost:
     def __init__(self, args):
         self.args = args
@@ -97,14 +168,30 @@ class PodCost:
         self.lock = threading.Lock()
         self.running = set()
         self.stop = threading.Event()
+        self.served = {}
+        self.defaults = {}
 
     def log(self, msg):
         print(f"[podcost {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
-    def first_pod(self, label, value):
+    def pods_of(self, label, value):
         code, listed = self.api.request("GET", f"{self.pods_path}?labelSelector={label}%3D{value}")
-        items = listed.get("items", []) if code == 200 else []
-        return items[0] if items else None
+        return listed.get("items", []) if code == 200 else []
+
+    def defaults_sent(self, pod):
+        """The spec's fields in `pod` that the API server fills in with the same value: each
+        left out in turn from a server-side dry-run create, then read back."""
+        code, full = self.api.request("POST", f"{self.pods_path}?dryRun=All", pod)
+        if code not in (200, 201):
+            raise RuntimeError(f"dry-run create: {code} {full}")
+        found = []
+        for path, value in leaves(pod["spec"], ("spec",)):
+            code, served = self.api.request("POST", f"{self.pods_path}?dryRun=All", without(pod, path))
+            if code in (200, 201) and at(served, path) == value and at(full, path) == value:
+                name = ".".join(str(p) for p in path)
+                found.append({"path": name, "value": value, "path_keys": list(path),
+                              "bytes": len(json.dumps({path[-1]: value}, separators=(",", ":"))) - 1})
+        return found
 
     def capture(self, start, path, manifest, label, manager):
         """Runs the controller until it made a pod of `manifest`; returns that pod as sent."""
@@ -112,21 +199,27 @@ class PodCost:
         try:
             self.api.create(path, manifest)
             name = manifest["metadata"]["name"]
-            wait_for(f"a pod of {name}", lambda: self.first_pod(label, name) is not None, 120)
-            return as_sent(self.first_pod(label, name), manager), self.api.request("GET", f"{path}/{name}")[1]
+            wait_for(f"the pods of {name}", lambda: len(self.pods_of(label, name)) == 2, 120)
+            pods = sorted(self.pods_of(label, name), key=lambda p: p["metadata"]["name"])
+            return [as_sent(p, manager) for p in pods], self.api.request("GET", f"{path}/{name}")[1]
         finally:
             proc.stop()
 
     def shapes(self):
         a = self.args
         self.api.create("/api/v1/namespaces", {"metadata": {"name": self.ns}})
-        ours, job = self.capture(start_operator, f"/apis/nccl.dev/v1alpha1/namespaces/{self.ns}/nccljobs",
+        (ours, ours1), job = self.capture(start_operator, f"/apis/nccl.dev/v1alpha1/namespaces/{self.ns}/nccljobs",
                                  operator_job("cost", 2, 1, {}), "nccl.dev/job-name", "nccl-operator")
         owner = {"apiVersion": job["apiVersion"], "kind": job["kind"], "name": job["metadata"]["name"],
                  "uid": job["metadata"]["uid"], "controller": True, "blockOwnerDeletion": True}
         out = {"ours": ours}
+        if a.operator_before:
+            def start_before(args, ns, work):
+                return start_operator(argparse.Namespace(**{**vars(args), "operator": a.operator_before}), ns, work)
+            (out["before"], _), _ = self.capture(start_before, f"/apis/nccl.dev/v1alpha1/namespaces/{self.ns}/nccljobs",
+                                                 operator_job("costb", 2, 1, {}), "nccl.dev/job-name", "nccl-operator")
         if "jobset" in a.shapes:
-            js, _ = self.capture(start_jobset, f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{self.ns}/jobsets",
+            (js, _), _ = self.capture(start_jobset, f"/apis/jobset.x-k8s.io/v1alpha2/namespaces/{self.ns}/jobsets",
                                  jobset_job("costjs", 2, 1, {}), "jobset.sigs.k8s.io/jobset-name",
                                  "kube-controller-manager")
             js["metadata"]["ownerReferences"] = [owner]
@@ -145,6 +238,18 @@ class PodCost:
         if not bare["spec"]["initContainers"]:
             del bare["spec"]["initContainers"]
         out["no-sidecar"] = bare
+        self.defaults = {s: self.defaults_sent(out[s]) for s in ("ours", "before", "jobset") if s in out}
+        base = "before" if "before" in out else "ours"
+        lean = out[base]
+        for f in reversed(self.defaults[base]):  # the later leaves first: list indexes stay true
+            lean = without(lean, f["path_keys"])
+        out["no-defaults"] = lean
+        out["no-copies"] = without_label_copies(out[base])
+        out["no-ports"] = copy.deepcopy(ours)
+        out["no-ports"]["spec"]["initContainers"][0].pop("ports", None)
+        configmap = "cost-env"
+        out["env-once"], data = env_once(ours, ours1, configmap)
+        self.api.create(f"/api/v1/namespaces/{self.ns}/configmaps", {"metadata": {"name": configmap}, "data": data})
         return out
 
     def watch(self):
@@ -184,6 +289,7 @@ class PodCost:
         seconds = time.monotonic() - t0
         cpu1 = cpu_of_parts(parts)
         code, served = self.api.request("GET", f"{self.pods_path}/{names[0]}")
+        self.served.setdefault(shape, served)
         mf = served["metadata"].get("managedFields", [])
         result = {"shape": shape, "pods": a.pods, "in_flight": a.in_flight,
                   "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
@@ -199,6 +305,18 @@ class PodCost:
         with self.lock:
             self.running.clear()
         return result
+
+    def bytes_only(self):
+        """One pod of each shape created and read back, never run (no status): the spec's side of
+        --breakdown, on any control plane with the CRDs, without KWOK or load."""
+        shapes = self.shapes()
+        for shape in self.args.shapes:
+            body = copy.deepcopy(shapes[shape])
+            body["metadata"]["name"] = body["spec"]["hostname"] = f"{shape}-0"
+            self.served[shape] = self.api.create(self.pods_path, body)
+        with open(self.args.breakdown, "w") as f:
+            json.dump({"served": self.served, "sent": shapes, "defaults_sent": self.defaults}, f, indent=1)
+        self.api.delete(f"/api/v1/namespaces/{self.ns}")
 
     def run(self):
         shapes = self.shapes()
@@ -225,6 +343,9 @@ class PodCost:
         if self.args.dump:
             with open(self.args.dump, "w") as f:
                 json.dump(shapes, f, indent=1)
+        if self.args.breakdown:
+            with open(self.args.breakdown, "w") as f:
+                json.dump({"served": self.served, "sent": shapes, "defaults_sent": self.defaults}, f, indent=1)
         self.stop.set()
         self.api.delete(f"/api/v1/namespaces/{self.ns}")
         return results
@@ -247,6 +368,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--controlplane", required=True, help="the control plane's dir (tests/harness/controlplane)")
     p.add_argument("--operator", required=True, help="the nccl-operator binary")
+    p.add_argument("--operator-before", help="another nccl-operator binary, for the before shape")
     p.add_argument("--jobset-dir", help="bench/jobset/build.sh's output dir (for the jobset shape)")
     p.add_argument("--shapes", default=",".join(SHAPES), help=f"comma-separated, of {','.join(SHAPES)}")
     p.add_argument("--pods", type=int, default=2000, help="pods of each shape")
@@ -256,11 +378,22 @@ def main():
     p.add_argument("--timeout", type=float, default=600, help="deadline of each wait, seconds")
     p.add_argument("--out", help="append one JSON line per shape and round here")
     p.add_argument("--dump", help="write the shapes (the pods as sent) here")
+    p.add_argument("--breakdown", help="write each shape's first pod as served, and the defaults its creator "
+                   "sent, here (bench/scale/podbytes.py prints it)")
+    p.add_argument("--bytes-only", action="store_true", help="with --breakdown: one pod of each shape created, "
+                   "never run, nothing timed (any control plane with the CRDs; no KWOK)")
     a = p.parse_args()
     a.shapes = a.shapes.split(",")
     for s in a.shapes:
         if s not in SHAPES:
             p.error(f"unknown shape {s}")
+    if ("before" in a.shapes) != bool(a.operator_before):
+        p.error("the before shape and --operator-before go together")
+    if a.bytes_only:
+        if not a.breakdown:
+            p.error("--bytes-only needs --breakdown")
+        PodCost(a).bytes_only()
+        return
     print(table(PodCost(a).run()))
 
 

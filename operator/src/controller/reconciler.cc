@@ -321,10 +321,12 @@ kube::Status Reconciler::MovePods(const api::NcclJob& job, const policy::Plan& p
   const std::string attempt = std::to_string(plan.status.attempt);
   return EachPodCall(plan.move_pods.size(), [&](std::size_t i) {
     const policy::Plan::PodMove& move = plan.move_pods[i];
+    // null removes the copy of the attempt label that pods made by earlier versions carry as an
+    // annotation, which would otherwise keep the attempt they were made for.
     Json patch = {{"metadata",
                    {{"labels", {{std::string(contract::kLabelAttempt), attempt}}},
                     {"annotations",
-                     {{std::string(contract::kLabelAttempt), attempt},
+                     {{std::string(contract::kLabelAttempt), nullptr},
                       {std::string(contract::kAnnotationRestartsBefore), std::to_string(move.restarts_before)}}}}}};
     return client_->Patch(res::kPods, job.namespace_, move.name, kube::PatchType::kMerge, patch).status();
   });

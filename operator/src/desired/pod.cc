@@ -194,8 +194,11 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
                {std::string(contract::kLabelAttempt), std::to_string(attempt)}};
   Json metadata = ObjectMetadata(job, name);
   metadata["labels"] = MergedStringMap(tmpl_md.value("labels", Json::object()), ours);
-  metadata["annotations"] = MergedStringMap(tmpl_md.value("annotations", Json::object()), ours);
-  if (in_place) metadata["annotations"][std::string(contract::kAnnotationRestartsBefore)] = "0";
+  // The identity is in the labels alone: an annotation repeating them was read by no one and cost
+  // every pod its bytes twice (its own and its managedFields entry).
+  Json annotations = MergedStringMap(tmpl_md.value("annotations", Json::object()), Json::object());
+  if (in_place) annotations[std::string(contract::kAnnotationRestartsBefore)] = "0";
+  if (annotations.is_object() && !annotations.empty()) metadata["annotations"] = std::move(annotations);
 
   Json spec = tmpl["spec"];
   const Json env = ContractEnv(job, index, attempt);

@@ -38,7 +38,7 @@ TEST(Pod, CarriesIdentityLabelsHostnameAndServiceAccount) {
   EXPECT_EQ(pod["metadata"]["labels"]["nccl.dev/index"], "2");
   EXPECT_EQ(pod["metadata"]["labels"]["nccl.dev/attempt"], "3");
   EXPECT_EQ(pod["metadata"]["labels"]["team"], "a");
-  EXPECT_EQ(pod["metadata"]["annotations"]["nccl.dev/attempt"], "3");
+  EXPECT_FALSE(pod["metadata"].contains("annotations")) << "the template has none, and the labels are not repeated";
   EXPECT_EQ(pod["metadata"]["ownerReferences"][0]["controller"], true);
   EXPECT_EQ(pod["spec"]["hostname"], "demo-2");
   EXPECT_EQ(pod["spec"]["subdomain"], "demo");
@@ -62,6 +62,14 @@ TEST(Pod, InjectsTheSidecarAsANativeSidecar) {
   EXPECT_EQ(sidecar["imagePullPolicy"], "Always");
 }
 
+TEST(Pod, TheTemplatesAnnotationsAreKeptAndTheLabelsNotRepeatedAsAnnotations) {
+  Json object = testing::JobJson();
+  object["spec"]["template"]["metadata"]["annotations"] = {{"team.example/owner", "b"}};
+  Json pod = Pod(*api::ParseNcclJob(object), 2, 3, {}, /*in_place=*/true);
+  EXPECT_EQ(pod["metadata"]["annotations"], Json::parse(R"({"team.example/owner": "b",
+                                                             "nccl.dev/restarts-before-attempt": "0"})"));
+}
+
 // The sidecar gets only what it reads and cannot learn otherwise (contract::env::kSidecarEnv):
 // every watcher of pods decodes each byte of every pod (bench/scale/podcost.py). Its namespace
 // is its service account's, its pod name <job>-<index>; no fieldRef is left on it.
@@ -70,7 +78,7 @@ TEST(Pod, ARestartInPlaceGivesTheTrainerAndSidecarRulesAndTheSidecarItsState) {
   job.spec.failure_policy.fail_fast_exit_codes = {42, 43};
   Json plain = Pod(job, 1, 2, {});
   EXPECT_FALSE(plain["spec"]["initContainers"][0].contains("restartPolicyRules"));
-  EXPECT_FALSE(plain["metadata"]["annotations"].contains("nccl.dev/restarts-before-attempt"));
+  EXPECT_FALSE(plain["metadata"].value("annotations", Json::object()).contains("nccl.dev/restarts-before-attempt"));
 
   Json pod = Pod(job, 1, 2, {}, /*in_place=*/true);
   EXPECT_EQ(pod["metadata"]["annotations"]["nccl.dev/restarts-before-attempt"], "0");
