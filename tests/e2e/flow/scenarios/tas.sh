@@ -135,6 +135,20 @@ YAML
     $(gang_flags scheduler) >"$work/scheduler.log" 2>&1 &
   sched_pid=$!
 
+  # tas_pod_spec: the pod spec of every job here, 1 cpu a pod; trainers get the id, then run
+  # until SIGUSR1 (exit 0).
+  tas_pod_spec() {
+    cat <<YAML
+    spec:
+      schedulerName: $sched
+      containers:
+      - name: trainer
+        image: nccl-trainer:0.1.0
+        command: [/bin/sh, -c, 'trap "exit 0" USR1; nccl-allreduce --linger-seconds 0 || exit 1; while :; do sleep 1; done']
+        env: [{name: PATH, value: "$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
+        resources: {requests: {cpu: "1"}}
+YAML
+  }
   # tas_job <name> <template annotations, flow mapping entries>: 8 CPU pods in queue q, 1 cpu
   # each; trainers get the id, then run until SIGUSR1 (exit 0).
   tas_job() {
@@ -150,14 +164,7 @@ spec:
   template:
     metadata:
       annotations: {$2}
-    spec:
-      schedulerName: $sched
-      containers:
-      - name: trainer
-        image: nccl-trainer:0.1.0
-        command: [/bin/sh, -c, 'trap "exit 0" USR1; nccl-allreduce --linger-seconds 0 || exit 1; while :; do sleep 1; done']
-        env: [{name: PATH, value: "$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
-        resources: {requests: {cpu: "1"}}
+$(tas_pod_spec)
 YAML
   }
   admitted_message() { nj "$1" '{.status.conditions[?(@.type=="Admitted")].message}'; }
@@ -257,14 +264,7 @@ spec:
   initTimeoutSeconds: 120
   gangTopologyKey: $tas_rack
   template:
-    spec:
-      schedulerName: $sched
-      containers:
-      - name: trainer
-        image: nccl-trainer:0.1.0
-        command: [/bin/sh, -c, 'trap "exit 0" USR1; nccl-allreduce --linger-seconds 0 || exit 1; while :; do sleep 1; done']
-        env: [{name: PATH, value: "$build/runtime:/usr/sbin:/usr/bin:/sbin:/bin"}]
-        resources: {requests: {cpu: "1"}}
+$(tas_pod_spec)
 YAML
   }
   bound_of() { k get pods -l "nccl.dev/job-name=$1" -o 'jsonpath={range .items[*]}{.spec.nodeName}{"\n"}{end}' | grep -c . || true; }
