@@ -3,7 +3,7 @@
 deploy/docker/Dockerfile, once per image, after the image's files are staged under ROOT:
 
   sbom.py --image nccl-operator --root /out/operator --version 0.1.0 [--deps /src/.deps]
-          [--wheels /opt/deps/python]
+          [--wheels /opt/deps/python [--wheels-at PATH]]
 
 - ROOT/usr/share/doc/<image>/sbom.spdx.json: an SPDX 2.3 document. Its first package is the
   image's own program (Apache-2.0); then every component built into it, each with a package URL
@@ -13,7 +13,7 @@ deploy/docker/Dockerfile, once per image, after the image's files are staged und
   the image (for the FROM scratch images: linked in statically, or glibc's files). Vulnerability
   scanners read this directory in distroless images; without it, the lean static libcurl, OpenSSL
   and mbedTLS of a scratch image are invisible to them.
-- with --wheels: the wheels' .dist-info directories under ROOT at the same path, so scanners
+- with --wheels: the wheels' .dist-info directories under ROOT at the same path (or --wheels-at), so scanners
   inventory NCCL and the CUDA runtime as the Python packages they came from.
 
 Versions are read, never written down here: the Debian packages' from dpkg, the lean libcurl's
@@ -136,6 +136,7 @@ def main():
     ap.add_argument("--version", required=True, help="the release version (the file VERSION)")
     ap.add_argument("--deps", default=".deps", help="the prefix of the lean builds' stamps")
     ap.add_argument("--wheels", help="a pip --target prefix whose wheels the image carries")
+    ap.add_argument("--wheels-at", help="where the image keeps that prefix (default: --wheels)")
     args = ap.parse_args()
 
     own = package(args.image, args.version, f"pkg:generic/{args.image}@{args.version}", "Apache-2.0")
@@ -159,7 +160,7 @@ def main():
             packages.append(entry)
             relationships.append({"spdxElementId": own["SPDXID"], "relationshipType": "CONTAINS",
                                   "relatedSpdxElement": entry["SPDXID"]})
-            target = os.path.join(args.root, args.wheels.lstrip("/"), w["entry"])
+            target = os.path.join(args.root, (args.wheels_at or args.wheels).lstrip("/"), w["entry"])
             shutil.copytree(os.path.join(args.wheels, w["entry"]), target, dirs_exist_ok=True)
 
     # A wheel's licence named as a LicenseRef must be defined in the document to be valid SPDX.

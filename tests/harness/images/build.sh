@@ -7,6 +7,14 @@
 #   tests/harness/images/build.sh up --dir D     build the images (or reuse them: cached by a
 #                                                hash of their inputs), leave a registry serving
 #                                                them, write D/registry.env
+#        [--binaries BUILD]                      the binaries of a CMake build directory already
+#                                                built from this checkout stand in for the
+#                                                Dockerfile's `build` stage (a BuildKit named
+#                                                context), so the C++ is not compiled a second
+#                                                time; every later stage runs as written. The
+#                                                tests' fixture does this (RelWithDebInfo, -O2,
+#                                                stripped); without it the images are built from
+#                                                source, as a user's `docker build` does (Release)
 #   tests/harness/images/build.sh down --dir D   stop what `up` started in D (always safe to call)
 #   tests/harness/images/build.sh tools          build buildkitd, buildctl and registry (cached by
 #                                                version); print their bin directory on the last line
@@ -50,9 +58,11 @@ usage() { sed -n '2,/^[^#]/{/^#/p}' "$0" | sed 's/^# \{0,1\}//'; }
 
 cmd=${1:-}; shift || true
 dir=""
+binaries=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --dir) dir=$2; shift 2 ;;
+    --binaries) binaries=$2; shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
@@ -323,9 +333,61 @@ revision() {
   git -C "$root" diff --quiet HEAD -- 2>/dev/null && echo "$head" || echo "$head-dirty"
 }
 
+# ---- --binaries: a build directory's binaries in place of the `build` stage ---------------------
+# The files of the build directory that the images take (the targets the Dockerfile builds).
+binary_files() {
+  printf '%s\n' "$binaries/operator/nccl-operator" "$binaries/sidecar/nccl-sidecar" \
+    "$binaries/runtime/nccl-allreduce" "$binaries/runtime/nccl-k8s-id" "$binaries/runtime/libnccl_k8s.a" \
+    "$(readlink -f "$binaries/runtime/libnccl_k8s.so")"
+}
+
+# The images' name prefix: the source inputs and the binaries both (a rebuilt binary is another image).
+binaries_hash() {
+  { echo "$1"; binary_files | xargs sha256sum | awk '{print $1}'; } | sha256sum | cut -c1-12
+}
+
+# What the Dockerfile's `build` stage leaves for the later stages (/out/<image>, the wheels in
+# /opt/deps/python), made the same way from the build directory: deploy/docker/stage-rootfs.sh,
+# `cmake --install --strip` of the runtime, deploy/docker/sbom.py. The runtime's RUNPATH names
+# the build's wheels prefix; it is rewritten to /opt/deps, where the trainer image keeps them.
+stage_binaries() {  # stage_binaries <context dir>
+  local ctx=$1 deps version f old new
+  deps=$(sed -n 's/^NCCLOP_DEPS_PREFIX:[A-Z]*=//p' "$binaries/CMakeCache.txt")
+  [ -d "$deps/python/nvidia" ] || die "--binaries: no NVIDIA wheels in ${deps:-?}/python (the build's NCCLOP_DEPS_PREFIX)"
+  version=$(tr -d '[:space:]' < "$root/VERSION")
+  rm -rf "$ctx"; mkdir -p "$ctx/out" "$ctx/opt/deps/python"
+  (
+    cd "$root"
+    deploy/docker/stage-rootfs.sh "$ctx/out/operator" "$binaries/operator/nccl-operator"
+    deploy/docker/stage-rootfs.sh "$ctx/out/sidecar" "$binaries/sidecar/nccl-sidecar"
+    DESTDIR="$ctx/out/trainer" cmake --install "$binaries/runtime" --prefix /usr/local --strip >/dev/null
+    python3 deploy/docker/sbom.py --image nccl-operator --root "$ctx/out/operator" --version "$version" --deps "$deps"
+    python3 deploy/docker/sbom.py --image nccl-sidecar --root "$ctx/out/sidecar" --version "$version" --deps "$deps"
+    python3 deploy/docker/sbom.py --image nccl-trainer --root "$ctx/out/trainer-meta" --version "$version" \
+      --wheels "$deps/python" --wheels-at /opt/deps/python
+  ) >&2
+  # A RelWithDebInfo build's static library carries debug info a Release build has not.
+  find "$ctx/out/trainer" -name '*.a' -exec strip --strip-debug {} +
+  cp -al "$deps/python/nvidia" "$ctx/opt/deps/python/" 2>/dev/null || cp -a "$deps/python/nvidia" "$ctx/opt/deps/python/"
+  echo 'file(RPATH_SET FILE "${F}" NEW_RPATH "${R}")' > "$ctx/rpath.cmake"
+  while read -r f; do
+    old=$(readelf -d "$f" 2>/dev/null | sed -n 's/.*(RUNPATH).*\[\(.*\)\]$/\1/p')
+    new=${old//"$deps"//opt/deps}
+    [ -n "$old" ] && [ "$new" != "$old" ] || continue
+    cmake -DF="$f" -DR="$new" -P "$ctx/rpath.cmake" >/dev/null \
+      || log "warning: $f keeps RUNPATH $old (the trainer image's ld.so.conf still finds the wheels' libraries)"
+  done < <(find "$ctx/out/trainer" -type f \( -perm -u+x -o -name '*.so*' \))
+  rm -f "$ctx/rpath.cmake"
+}
+
 build_images() {
-  local t target pip_ca=() rev
+  local t target pip_ca=() rev from=()
   rev=$(revision)
+  if [ -n "$binaries" ]; then
+    log "staging the binaries of $binaries for the build stage (a named context)"
+    stage_binaries "$dir/binaries"
+    from=(--local binaries="$dir/binaries" --opt context:build=local:binaries)
+  fi
   # pip in the build verifies HTTPS with this machine's CA bundle (which may hold a proxy's CA
   # that Debian's bundle in the image lacks); a secret, so it reaches no image.
   [ -s /etc/ssl/certs/ca-certificates.crt ] && pip_ca=(--secret id=pip-ca,src=/etc/ssl/certs/ca-certificates.crt)
@@ -338,7 +400,7 @@ build_images() {
       --opt build-arg:BUILD_IMAGE="$registry/library/debian:$DEBIAN_SUITE" \
       --opt build-arg:TRAINER_BASE_IMAGE="$debian_image" \
       --opt build-arg:REVISION="$rev" \
-      "${pip_ca[@]}" \
+      "${from[@]}" "${pip_ca[@]}" \
       --output "type=image,name=$reg/nccl-$target:$tag,push=true" \
       >"$dir/logs/build-$target.log" 2>&1 \
       || { tail -40 "$dir/logs/build-$target.log" >&2; die "building $target failed"; }
@@ -374,7 +436,17 @@ up() {
   fi
   start_registry
   tag=$(chart_app_version)
-  prefix="build-$(inputs_hash)"
+  if [ -n "$binaries" ]; then
+    [ -f "$binaries/CMakeCache.txt" ] || die "--binaries $binaries: not a CMake build directory"
+    binaries=$(cd "$binaries" && pwd)
+    log "bringing the image targets of $binaries up to date"
+    cmake --build "$binaries" --target nccl-operator nccl-sidecar nccl_k8s nccl_k8s_static nccl-k8s-id \
+      nccl-allreduce >"$dir/logs/binaries-build.log" 2>&1 \
+      || { tail -30 "$dir/logs/binaries-build.log" >&2; die "building the binaries in $binaries failed"; }
+    prefix="host-$(binaries_hash "$(inputs_hash)")"
+  else
+    prefix="build-$(inputs_hash)"
+  fi
   reg="$registry/$prefix"
   debian_image="$registry/library/debian:$DEBIAN_SUITE-slim"
   if images_built; then
