@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One setup for a fresh machine (Debian bookworm, root or sudo): system packages, the NVIDIA
 # wheels (NCCL + CUDA runtime), a lean static libcurl and cpp-httplib's single header in the
-# project-local prefix .deps/, the local control plane binaries (cached by version), and the
-# C++ build in build/. Safe to run again: each step skips what is already there.
+# project-local prefix .deps/, the harness's Go-built programs (control plane, test and real node,
+# Kueue, KWOK, BuildKit; cached by version, built in a second lane beside the C++), and the C++
+# build in build/. Safe to run again: each step skips what is already there.
 #
 #   scripts/setup.sh [--build-dir DIR] [--no-build]
 set -euo pipefail
@@ -28,6 +29,38 @@ packages=(build-essential cmake ninja-build pkg-config git curl openssl iproute2
 source "$root/scripts/lib/debian-packages.sh"
 debian_install_missing setup "${packages[@]}"
 
+# The Go-built parts (control plane, test node, Kueue, KWOK, the real node, BuildKit) share nothing with the
+# C++ build but the packages above: they build in a second lane beside it, their module downloads
+# and single-threaded links filling the time the compiler leaves.
+go_lane() {
+  log "control plane binaries (cached by version)"
+  "$root/tests/harness/controlplane/build.sh" >/dev/null
+  log "the local test node (cached by a hash of its sources)"
+  "$root/tests/harness/node/build.sh" >/dev/null
+  log "Kueue for the shared-cluster tests (cached by version)"
+  "$root/tests/harness/kueue/build.sh" >/dev/null
+  log "KWOK for the scale bench (cached by version)"
+  "$root/bench/scale/build.sh" >/dev/null
+  log "the real node: kubelet, kube-scheduler, kube-proxy, containerd, runc, CNI plugins, CoreDNS (cached by version)"
+  "$root/tests/harness/realnode/build.sh" >/dev/null
+  log "BuildKit and a registry for the images (cached by version)"
+  "$root/tests/harness/images/build.sh" tools >/dev/null
+}
+go_log=$(mktemp "${TMPDIR:-/tmp}/ncclop-setup-go.XXXXXX")
+go_pid=""
+# A setup that fails or is stopped stops the lane too (its steps cache only finished binaries).
+trap '[ -z "$go_pid" ] || { pkill -TERM -P "$go_pid"; kill "$go_pid"; } 2>/dev/null; rm -f "$go_log"' EXIT
+log "the Go-built parts in a second lane (its log follows when it ends)"
+( set -e; go_lane ) >"$go_log" 2>&1 &
+go_pid=$!
+wait_go_lane() {
+  local rc=0
+  wait "$go_pid" || rc=$?
+  go_pid=""
+  sed 's/^/  /' "$go_log" >&2
+  [ "$rc" -eq 0 ] || { log "the Go-built parts failed (exit $rc); see above"; exit "$rc"; }
+}
+
 log "lean static libcurl in .deps/curl (cached by version)"
 # Only memory depends on it: without it the build links Debian's libcurl and still works.
 "$root/scripts/build-lean-curl.sh" || log "warning: the lean libcurl could not be built; using Debian's libcurl (larger RSS)"
@@ -44,17 +77,6 @@ if [ -x "$root/scripts/install-nvidia-wheels.sh" ]; then
   "$root/scripts/install-nvidia-wheels.sh"
 fi
 
-log "control plane binaries (cached by version)"
-"$root/tests/harness/controlplane/build.sh" >/dev/null
-log "the local test node (cached by a hash of its sources)"
-"$root/tests/harness/node/build.sh" >/dev/null
-log "Kueue for the shared-cluster tests (cached by version)"
-"$root/tests/harness/kueue/build.sh" >/dev/null
-log "KWOK for the scale bench (cached by version)"
-"$root/bench/scale/build.sh" >/dev/null
-log "the real node: kubelet, kube-scheduler, kube-proxy, containerd, runc, CNI plugins, CoreDNS (cached by version)"
-"$root/tests/harness/realnode/build.sh" >/dev/null
-
 if [ "$do_build" -eq 1 ]; then
   log "building into $build_dir"
   cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
@@ -62,4 +84,5 @@ if [ "$do_build" -eq 1 ]; then
   log "the Python package (python/) into $build_dir/python-venv"
   "$root/python/scripts/install-venv.sh" "$build_dir" >/dev/null
 fi
+wait_go_lane
 log "done in $(( $(date +%s) - t0 ))s"
