@@ -74,14 +74,20 @@ GO
     go mod tidy -e >/dev/null 2>&1 || true
     go get "k8s.io/kubernetes@$KUBE_VERSION" >/dev/null
     go mod tidy >/dev/null
+    # One `go build` of every missing program: their packages compile once and the programs link
+    # side by side (a link is mostly one core's work) into a fresh folder, renamed into place.
+    local todo=() packages=() c
     for c in "${kube_cmds[@]}"; do
-      [ -x "$bin/$c" ] && continue
-      log "building $c"
-      local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
-      local vflags="-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$KUBE_VERSION"
-      go build -tags tools -ldflags "$ldflags $vflags" -o "$bin/$c.tmp" "$(kube_package "$c")"
-      mv "$bin/$c.tmp" "$bin/$c"
+      [ -x "$bin/$c" ] || { todo+=("$c"); packages+=("$(kube_package "$c")"); }
     done
+    [ "${#todo[@]}" -gt 0 ] || return 0
+    log "building ${todo[*]}"
+    local minor=${KUBE_VERSION#v1.}; minor=${minor%%.*}
+    local vflags="-X k8s.io/component-base/version.gitVersion=$KUBE_VERSION -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=$minor -X k8s.io/client-go/pkg/version.gitVersion=$KUBE_VERSION"
+    local out; out=$(mktemp -d "$bin.out.XXXXXX")
+    go build -tags tools -ldflags "$ldflags $vflags" -o "$out/" "${packages[@]}"
+    for c in "${todo[@]}"; do mv "$out/$(basename "$(kube_package "$c")")" "$bin/$c"; done
+    rm -rf "$out"
   )
 }
 
