@@ -5,7 +5,8 @@
 //   - the verdict that the job's pods cannot be created (policy/pod_refusal.h), and since when
 //     creates of its current attempt have been refused as Forbidden;
 //   - the priority class its Kueue Workload needs that did not exist when last read;
-//   - the API server's warnings on its pod creates already reported (one event per text).
+//   - the API server's warnings on its pod creates already reported (one event per text);
+//   - when its status was last written (status/write_pace.h paces writes of the counts alone).
 // One lock for all of it; Forget(job) drops all of it once the job is gone. A restart forgets
 // everything and learns it again (a child made sure of again, a create refused again, a class
 // read again). Decide reads its part through Recall (policy::Remembered), never this object.
@@ -65,6 +66,11 @@ class JobMemory {
   static constexpr std::size_t kMaxApiWarnings = 32;
   bool FirstApiWarning(const api::NcclJob& job, const std::string& text);
 
+  // The job's status was written now; the time since (nullopt: not written by this process for
+  // the job's UID).
+  void StatusWritten(const api::NcclJob& job);
+  std::optional<std::chrono::steady_clock::duration> SinceStatusWrite(const api::NcclJob& job);
+
   // The job is gone.
   void Forget(const std::string& key);
 
@@ -87,6 +93,10 @@ class JobMemory {
     std::string uid;
     std::set<std::string> texts;
   };
+  struct StatusWrite {
+    std::string uid;
+    std::chrono::steady_clock::time_point at;
+  };
   struct Job {
     std::optional<std::string> children_ensured_for;  // the job UID
     std::uint64_t child_change = 0;                   // 0: none since they were made sure of
@@ -94,6 +104,7 @@ class JobMemory {
     std::optional<FirstForbidden> forbidden;
     std::optional<MissingClass> missing_class;
     ApiWarnings api_warnings;
+    std::optional<StatusWrite> status_written;
   };
   policy::PodCreateVerdict VerdictLocked(const std::string& key, const api::NcclJob& job);  // holds mu_
 

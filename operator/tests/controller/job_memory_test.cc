@@ -23,6 +23,23 @@ TEST(JobMemory, EachApiWarningIsNewsOncePerJob) {
   EXPECT_TRUE(memory.FirstApiWarning(again, "another text"));
 }
 
+TEST(JobMemory, AStatusWriteIsRememberedForTheJobsUid) {
+  JobMemory memory;
+  api::NcclJob job = testing::Job();
+  EXPECT_FALSE(memory.SinceStatusWrite(job));
+  memory.StatusWritten(job);
+  auto since = memory.SinceStatusWrite(job);
+  ASSERT_TRUE(since);
+  EXPECT_GE(*since, std::chrono::steady_clock::duration::zero());
+  EXPECT_LT(*since, std::chrono::minutes(1));
+
+  api::NcclJob again = job;  // deleted and created under the same name
+  again.uid = "uid-2";
+  EXPECT_FALSE(memory.SinceStatusWrite(again));
+  memory.Forget("ml/demo");
+  EXPECT_FALSE(memory.SinceStatusWrite(job));
+}
+
 TEST(JobMemory, ApiWarningsRememberedPerJobAreBounded) {
   JobMemory memory;
   api::NcclJob job = testing::Job();
