@@ -113,6 +113,24 @@ std::optional<std::chrono::steady_clock::duration> JobMemory::SinceStatusWrite(c
   return now - it->second.status_written->at;
 }
 
+void JobMemory::CountsHeld(const std::string& key, bool held) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (held) {
+    jobs_[key].counts_held_at = now;
+  } else if (auto it = jobs_.find(key); it != jobs_.end()) {
+    it->second.counts_held_at.reset();
+  }
+}
+
+std::optional<std::chrono::steady_clock::duration> JobMemory::SinceCountsHeld(const std::string& key) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(key);
+  if (it == jobs_.end() || !it->second.counts_held_at) return std::nullopt;
+  return now - *it->second.counts_held_at;
+}
+
 void JobMemory::Forget(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   jobs_.erase(key);

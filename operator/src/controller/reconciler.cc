@@ -86,6 +86,10 @@ Reconciler::Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desi
       status_counts_interval_(status_counts_interval), events_(client, metrics), kueue_(client, caches_.kueue_workloads, pod_options_, memory_) {}
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
+  // Counts held back: a job whose pods change fast, reconciled at most once per spacing.
+  if (auto wait = status::ReconcileWait(memory_.SinceCountsHeld(key), status::kHeldReconcileSpacing)) {
+    return ReconcileResult::RequeueAfter(std::chrono::ceil<std::chrono::milliseconds>(*wait));
+  }
   std::optional<JobObservation> seen = ObserveJob(caches_, key);
   if (!seen) {  // deleted (the garbage collector removes what it owned), or unusable (logged)
     if (!caches_.jobs->Get(key)) {
@@ -150,6 +154,7 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
   const status::WritePace pace =
       status::PaceWrite(job.status, plan.status, memory_.SinceStatusWrite(job), status_counts_interval_);
   if (pace.when == status::WritePace::When::kLater) status_wait = std::chrono::ceil<std::chrono::seconds>(pace.wait);
+  memory_.CountsHeld(observed::JobKey(job.namespace_, job.name), pace.when == status::WritePace::When::kLater);
   if (pace.when == status::WritePace::When::kNow) {
     if (auto r = WriteStatus(seen, plan); !r.done()) return r;
     memory_.StatusWritten(job);

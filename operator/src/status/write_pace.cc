@@ -26,4 +26,10 @@ WritePace PaceWrite(const api::NcclJobStatus& written, const api::NcclJobStatus&
   return {WritePace::When::kLater, interval - *since_last_write};
 }
 
+std::optional<std::chrono::steady_clock::duration> ReconcileWait(
+    std::optional<std::chrono::steady_clock::duration> since_held, std::chrono::steady_clock::duration spacing) {
+  if (!since_held || *since_held >= spacing) return std::nullopt;
+  return spacing - *since_held;
+}
+
 }  // namespace ncclop::status

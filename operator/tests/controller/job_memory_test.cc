@@ -40,6 +40,20 @@ TEST(JobMemory, AStatusWriteIsRememberedForTheJobsUid) {
   EXPECT_FALSE(memory.SinceStatusWrite(job));
 }
 
+TEST(JobMemory, CountsHeldBackAreRememberedUntilAReconcileHoldsNoneBack) {
+  JobMemory memory;
+  EXPECT_FALSE(memory.SinceCountsHeld("ml/demo"));
+  memory.CountsHeld("ml/demo", true);
+  auto since = memory.SinceCountsHeld("ml/demo");
+  ASSERT_TRUE(since);
+  EXPECT_LT(*since, std::chrono::minutes(1));
+  memory.CountsHeld("ml/demo", false);
+  EXPECT_FALSE(memory.SinceCountsHeld("ml/demo"));
+  memory.CountsHeld("ml/demo", true);
+  memory.Forget("ml/demo");
+  EXPECT_FALSE(memory.SinceCountsHeld("ml/demo"));
+}
+
 TEST(JobMemory, ApiWarningsRememberedPerJobAreBounded) {
   JobMemory memory;
   api::NcclJob job = testing::Job();

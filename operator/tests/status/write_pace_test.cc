@@ -98,5 +98,12 @@ TEST(PaceWrite, EveryOtherChangeIsWrittenAtOnce) {
   }
 }
 
+TEST(ReconcileWait, WhileCountsAreHeldBackTheJobIsReconciledAtMostOncePerSpacing) {
+  EXPECT_FALSE(ReconcileWait(std::nullopt, 100ms)) << "nothing held back: at once";
+  EXPECT_EQ(ReconcileWait(30ms, 100ms), std::optional<std::chrono::steady_clock::duration>(70ms));
+  EXPECT_FALSE(ReconcileWait(100ms, 100ms));
+  EXPECT_FALSE(ReconcileWait(2s, 100ms));
+}
+
 }  // namespace
 }  // namespace ncclop::status
