@@ -83,7 +83,8 @@ std::optional<std::chrono::seconds> Sooner(std::optional<std::chrono::seconds> a
 Reconciler::Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desired::PodOptions pod_options,
                        metrics::Metrics* metrics, std::chrono::seconds status_counts_interval)
     : client_(client), caches_(caches), pod_options_(std::move(pod_options)), metrics_(metrics),
-      status_counts_interval_(status_counts_interval), events_(client, metrics), kueue_(client, caches_.kueue_workloads, pod_options_, memory_) {}
+      status_counts_interval_(status_counts_interval), events_(client, metrics),
+      kueue_(client, caches_.kueue_workloads, pod_options_, memory_) {}
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
   // Counts held back: a job whose pods change fast, reconciled at most once per spacing.
