@@ -83,6 +83,11 @@ cli::Program CommandLine(Flags* f) {
               cli::IntInRange("gang-api-recheck-seconds", &f->gang_api_recheck_seconds, 0, 86400,
                               "how often to ask again which scheduling.k8s.io gang API is served; on a change "
                               "the operator exits 1 so that its restart follows it; 0: never"),
+              cli::IntInRange("status-counts-interval-seconds", &f->status_counts_interval_seconds, 0, 60,
+                              "how often at most a job's status is written when only its pod counts changed (ready, "
+                              "active, succeeded, failed, and the running count in its Running condition's message); "
+                              "every other change is written at once, with the counts of the moment; 0: every change "
+                              "at once"),
               cli::Text("check-url", &f->check_url, "URL",
                         "GET URL (plain HTTP) once instead of running the operator, print the status code and "
                         "exit 0 on a 2xx answer, else 1; for the chart's helm test, as the image has no shell"),

@@ -28,6 +28,7 @@ struct Flags {
   logging::Level log_level = logging::Level::kInfo;
   int concurrency = 4;
   int gang_api_recheck_seconds = 60;
+  int status_counts_interval_seconds = 1;
   std::string check_url;  // not empty: GET it and exit instead of running the operator
   bool help = false;
   bool version = false;

@@ -69,7 +69,8 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
     informers_.push_back(std::move(informer));
   }
   caches_.pod_memo = &pod_memo_;
-  reconciler_ = std::make_unique<Reconciler>(client, caches_, options_.pod_options, metrics_);
+  reconciler_ =
+      std::make_unique<Reconciler>(client, caches_, options_.pod_options, metrics_, options_.status_counts_interval);
   publisher_ = std::make_unique<Publisher>(client, caches_, metrics_);
 }
 

@@ -32,6 +32,9 @@ struct ControllerOptions {
   // (controller/gang_api.h); on a change it calls on_gang_api_changed once (the manager exits
   // so that a restart follows the new one). Zero or no callback: never.
   std::chrono::seconds gang_api_recheck{60};
+  // A job's status that changed in its pod counts alone is written at most once per this long
+  // (status/write_pace.h); zero: at once.
+  std::chrono::seconds status_counts_interval{1};
   std::function<void()> on_gang_api_changed;
 };
 

@@ -99,6 +99,38 @@ bool JobMemory::FirstApiWarning(const api::NcclJob& job, const std::string& text
   return warned.texts.insert(text).second;
 }
 
+void JobMemory::StatusWritten(const api::NcclJob& job) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  jobs_[observed::JobKey(job.namespace_, job.name)].status_written = StatusWrite{job.uid, now};
+}
+
+std::optional<std::chrono::steady_clock::duration> JobMemory::SinceStatusWrite(const api::NcclJob& job) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(observed::JobKey(job.namespace_, job.name));
+  if (it == jobs_.end() || !it->second.status_written || it->second.status_written->uid != job.uid) return std::nullopt;
+  return now - it->second.status_written->at;
+}
+
+void JobMemory::CountsHeld(const std::string& key, bool held) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (held) {
+    jobs_[key].counts_held_at = now;
+  } else if (auto it = jobs_.find(key); it != jobs_.end()) {
+    it->second.counts_held_at.reset();
+  }
+}
+
+std::optional<std::chrono::steady_clock::duration> JobMemory::SinceCountsHeld(const std::string& key) {
+  const auto now = std::chrono::steady_clock::now();
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(key);
+  if (it == jobs_.end() || !it->second.counts_held_at) return std::nullopt;
+  return now - *it->second.counts_held_at;
+}
+
 void JobMemory::Forget(const std::string& key) {
   std::lock_guard<std::mutex> lock(mu_);
   jobs_.erase(key);

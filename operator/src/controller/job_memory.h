@@ -5,7 +5,9 @@
 //   - the verdict that the job's pods cannot be created (policy/pod_refusal.h), and since when
 //     creates of its current attempt have been refused as Forbidden;
 //   - the priority class its Kueue Workload needs that did not exist when last read;
-//   - the API server's warnings on its pod creates already reported (one event per text).
+//   - the API server's warnings on its pod creates already reported (one event per text);
+//   - when its status was last written, and when a reconcile last held a change of its counts
+//     back (status/write_pace.h paces those writes, and the job's reconciles while one is held).
 // One lock for all of it; Forget(job) drops all of it once the job is gone. A restart forgets
 // everything and learns it again (a child made sure of again, a create refused again, a class
 // read again). Decide reads its part through Recall (policy::Remembered), never this object.
@@ -65,6 +67,15 @@ class JobMemory {
   static constexpr std::size_t kMaxApiWarnings = 32;
   bool FirstApiWarning(const api::NcclJob& job, const std::string& text);
 
+  // The job's status was written now; the time since (nullopt: not written by this process for
+  // the job's UID).
+  void StatusWritten(const api::NcclJob& job);
+  std::optional<std::chrono::steady_clock::duration> SinceStatusWrite(const api::NcclJob& job);
+  // A reconcile of the job held a change of its counts back (now), or wrote or had nothing to
+  // write (cleared); the time since the last that held one back, by job key (nullopt: none since).
+  void CountsHeld(const std::string& key, bool held);
+  std::optional<std::chrono::steady_clock::duration> SinceCountsHeld(const std::string& key);
+
   // The job is gone.
   void Forget(const std::string& key);
 
@@ -87,6 +98,10 @@ class JobMemory {
     std::string uid;
     std::set<std::string> texts;
   };
+  struct StatusWrite {
+    std::string uid;
+    std::chrono::steady_clock::time_point at;
+  };
   struct Job {
     std::optional<std::string> children_ensured_for;  // the job UID
     std::uint64_t child_change = 0;                   // 0: none since they were made sure of
@@ -94,6 +109,8 @@ class JobMemory {
     std::optional<FirstForbidden> forbidden;
     std::optional<MissingClass> missing_class;
     ApiWarnings api_warnings;
+    std::optional<StatusWrite> status_written;
+    std::optional<std::chrono::steady_clock::time_point> counts_held_at;
   };
   policy::PodCreateVerdict VerdictLocked(const std::string& key, const api::NcclJob& job);  // holds mu_
 

@@ -21,7 +21,7 @@ class ReconcileResult {
   };
 
   static ReconcileResult Done() { return ReconcileResult(Outcome::kDone); }
-  static ReconcileResult RequeueAfter(std::chrono::seconds after) {
+  static ReconcileResult RequeueAfter(std::chrono::milliseconds after) {
     ReconcileResult r(Outcome::kRequeueAfter);
     r.requeue_after_ = after;
     return r;
@@ -61,14 +61,14 @@ class ReconcileResult {
   Outcome outcome() const { return outcome_; }
   // The step went through: the reconcile goes on to the next one.
   bool done() const { return outcome_ == Outcome::kDone; }
-  std::chrono::seconds requeue_after() const { return requeue_after_; }
+  std::chrono::milliseconds requeue_after() const { return requeue_after_; }
   // Why, for the log and for Error the API server's answer; OK for kDone and kRequeueAfter.
   const kube::Status& status() const { return status_; }
 
  private:
   explicit ReconcileResult(Outcome outcome) : outcome_(outcome) {}
   Outcome outcome_;
-  std::chrono::seconds requeue_after_{0};
+  std::chrono::milliseconds requeue_after_{0};
   kube::Status status_;
 };
 

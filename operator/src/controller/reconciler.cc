@@ -21,6 +21,7 @@
 #include "observed/ownership.h"
 #include "policy/decide.h"
 #include "policy/pod_refusal.h"
+#include "status/write_pace.h"
 
 namespace ncclop::controller {
 namespace {
@@ -71,14 +72,25 @@ constexpr std::chrono::seconds kForbiddenRetryInterval{10};
 // Pod creates or deletes in flight per reconcile.
 constexpr std::size_t kPodCallsInFlight = 16;
 
+// The earlier of two times to look again (nullopt: none).
+std::optional<std::chrono::seconds> Sooner(std::optional<std::chrono::seconds> a, std::optional<std::chrono::seconds> b) {
+  if (!a || !b) return a ? a : b;
+  return std::min(*a, *b);
+}
+
 }  // namespace
 
 Reconciler::Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desired::PodOptions pod_options,
-                       metrics::Metrics* metrics)
+                       metrics::Metrics* metrics, std::chrono::seconds status_counts_interval)
     : client_(client), caches_(caches), pod_options_(std::move(pod_options)), metrics_(metrics),
-      events_(client, metrics), kueue_(client, caches_.kueue_workloads, pod_options_, memory_) {}
+      status_counts_interval_(status_counts_interval), events_(client, metrics),
+      kueue_(client, caches_.kueue_workloads, pod_options_, memory_) {}
 
 ReconcileResult Reconciler::Reconcile(const std::string& key) {
+  // Counts held back: a job whose pods change fast, reconciled at most once per spacing.
+  if (auto wait = status::ReconcileWait(memory_.SinceCountsHeld(key), status::kHeldReconcileSpacing)) {
+    return ReconcileResult::RequeueAfter(std::chrono::ceil<std::chrono::milliseconds>(*wait));
+  }
   std::optional<JobObservation> seen = ObserveJob(caches_, key);
   if (!seen) {  // deleted (the garbage collector removes what it owned), or unusable (logged)
     if (!caches_.jobs->Get(key)) {
@@ -137,8 +149,16 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
     if (plan.id_publish_latency_seconds) metrics_->IdPublished(*plan.id_publish_latency_seconds);
   }
   bool status_written = false;
-  if (plan.status != job.status) {
+  // A change of the pod counts alone may wait (status/write_pace.h): the job is looked at again
+  // when it may be written, so the newest counts are never left unwritten.
+  std::optional<std::chrono::seconds> status_wait;
+  const status::WritePace pace =
+      status::PaceWrite(job.status, plan.status, memory_.SinceStatusWrite(job), status_counts_interval_);
+  if (pace.when == status::WritePace::When::kLater) status_wait = std::chrono::ceil<std::chrono::seconds>(pace.wait);
+  memory_.CountsHeld(observed::JobKey(job.namespace_, job.name), pace.when == status::WritePace::When::kLater);
+  if (pace.when == status::WritePace::When::kNow) {
     if (auto r = WriteStatus(seen, plan); !r.done()) return r;
+    memory_.StatusWritten(job);
     status_written = true;
     if (plan.attempt_started) metrics_->AttemptStarted();
     if (plan.restarted) metrics_->Restarted();
@@ -172,13 +192,12 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
   if (plan.delete_job) {
     if (auto r = DeleteFinishedJob(job); !r.done()) return r;
   }
+  std::optional<std::chrono::seconds> requeue_after = Sooner(plan.requeue_after, status_wait);
   if (priority_class_missing) {
     // No watch on priority classes: look again at a steady pace for the class to appear.
-    constexpr auto kRetry = KueueWorkloads::kPriorityClassRetryInterval;
-    const auto after = plan.requeue_after ? std::min(*plan.requeue_after, kRetry) : kRetry;
-    return ReconcileResult::RequeueAfter(after);
+    return ReconcileResult::RequeueAfter(*Sooner(requeue_after, KueueWorkloads::kPriorityClassRetryInterval));
   }
-  return ReconcileResult::DoneOrRequeue(plan.requeue_after);
+  return ReconcileResult::DoneOrRequeue(requeue_after);
 }
 
 ReconcileResult Reconciler::DeleteFinishedJob(const api::NcclJob& job) {

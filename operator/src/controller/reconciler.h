@@ -25,8 +25,10 @@ namespace ncclop::controller {
 
 class Reconciler {
  public:
+  // status_counts_interval: a status that changed in its pod counts alone is written at most
+  // once per this long per job (status/write_pace.h); zero: at once.
   Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desired::PodOptions pod_options,
-             metrics::Metrics* metrics);
+             metrics::Metrics* metrics, std::chrono::seconds status_counts_interval);
   ReconcileResult Reconcile(const std::string& key);
   // A child EnsureChildren makes was deleted or changed (the controller's watch): the job's next
   // reconcile looks in the caches whether one is missing, and makes sure of them again if so.
@@ -79,6 +81,7 @@ class Reconciler {
   Caches caches_;
   desired::PodOptions pod_options_;
   metrics::Metrics* metrics_;
+  std::chrono::seconds status_counts_interval_;
   EventRecorder events_;
   // Every per-job fact kept between reconciles (children made sure of, pod create verdicts, a
   // missing priority class), under one lock.

@@ -111,6 +111,7 @@ Manager::Manager(const Flags& flags, const kube::Config& config)
                    .concurrency = flags.concurrency,
                    .pod_options = flags.pod,
                    .gang_api_recheck = std::chrono::seconds(flags.gang_api_recheck_seconds),
+                   .status_counts_interval = std::chrono::seconds(flags.status_counts_interval_seconds),
                    .on_gang_api_changed = [this] { Shutdown(1); }},
                   &metrics_),
       leading_(!flags.leader_elect) {}

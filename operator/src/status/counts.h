@@ -1,5 +1,6 @@
 // Pod counts for status (ready/active/succeeded/failed), over the pods of one attempt only:
-// leftovers of an earlier attempt say nothing about the current one.
+// leftovers of an earlier attempt say nothing about the current one, nor does a pod moved into
+// it in place before it restarted into it (active, neither ready nor running yet).
 #pragma once
 
 #include "observed/attempt.h"

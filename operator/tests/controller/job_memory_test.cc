@@ -23,6 +23,37 @@ TEST(JobMemory, EachApiWarningIsNewsOncePerJob) {
   EXPECT_TRUE(memory.FirstApiWarning(again, "another text"));
 }
 
+TEST(JobMemory, AStatusWriteIsRememberedForTheJobsUid) {
+  JobMemory memory;
+  api::NcclJob job = testing::Job();
+  EXPECT_FALSE(memory.SinceStatusWrite(job));
+  memory.StatusWritten(job);
+  auto since = memory.SinceStatusWrite(job);
+  ASSERT_TRUE(since);
+  EXPECT_GE(*since, std::chrono::steady_clock::duration::zero());
+  EXPECT_LT(*since, std::chrono::minutes(1));
+
+  api::NcclJob again = job;  // deleted and created under the same name
+  again.uid = "uid-2";
+  EXPECT_FALSE(memory.SinceStatusWrite(again));
+  memory.Forget("ml/demo");
+  EXPECT_FALSE(memory.SinceStatusWrite(job));
+}
+
+TEST(JobMemory, CountsHeldBackAreRememberedUntilAReconcileHoldsNoneBack) {
+  JobMemory memory;
+  EXPECT_FALSE(memory.SinceCountsHeld("ml/demo"));
+  memory.CountsHeld("ml/demo", true);
+  auto since = memory.SinceCountsHeld("ml/demo");
+  ASSERT_TRUE(since);
+  EXPECT_LT(*since, std::chrono::minutes(1));
+  memory.CountsHeld("ml/demo", false);
+  EXPECT_FALSE(memory.SinceCountsHeld("ml/demo"));
+  memory.CountsHeld("ml/demo", true);
+  memory.Forget("ml/demo");
+  EXPECT_FALSE(memory.SinceCountsHeld("ml/demo"));
+}
+
 TEST(JobMemory, ApiWarningsRememberedPerJobAreBounded) {
   JobMemory memory;
   api::NcclJob job = testing::Job();

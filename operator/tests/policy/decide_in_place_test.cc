@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "decide_fixtures.h"
+#include "status/write_pace.h"
 
 namespace ncclop::policy {
 namespace {
@@ -228,6 +229,50 @@ TEST(DecideInPlace, AFailedJobDeletesPodsThatRestartedInPlace) {
   Plan p = Decide(job, pods, Cm(1, true), kNow);
   EXPECT_EQ(p.status.state, "Failed");
   EXPECT_EQ(p.delete_pods.size(), 4u) << "a pod restarted in place runs again: it is not left for its logs";
+}
+
+// Attempt 2's pods moved in place, each then restarted by its kubelet, whose status writes are
+// five per pod (bench/scale/kubelet_inplace.py): the sidecar's exit (not ready), every container
+// removed with the trainer's restartCount + 1 (Pending), the sidecar running, the trainer running
+// (Running), Ready. Each write is a reconcile; the statuses Decide gives along the way differ in
+// the counts alone (status/write_pace.h paces those), until every pod runs attempt 2.
+TEST(DecideInPlace, TheKubeletsWritesOfARestartInPlaceChangeTheCountsAloneUntilEveryPodRuns) {
+  auto job = BackoffOver(1);
+  std::vector<ObservedPod> pods = InPlacePods(1);
+  Plan moved = Decide(job, pods, Cm(1, true), kNow);
+  ASSERT_EQ(moved.move_pods.size(), 4u);
+  job.status = moved.status;
+  for (ObservedPod& p : pods) {
+    p.attempt = 2;
+    p.restarts_before = 1;
+  }
+  std::vector<std::string> states;
+  int changes = 0;
+  auto look = [&](const std::string& step) {
+    Plan p = Decide(job, pods, Cm(2), kNow);
+    if (p.status == job.status) return;
+    ++changes;
+    const bool state_changed = p.status.state != job.status.state;
+    if (state_changed) states.push_back(p.status.state);
+    EXPECT_EQ(status::OnlyCountsDiffer(job.status, p.status), !state_changed) << step;
+    job.status = p.status;
+  };
+  look("moved");
+  for (ObservedPod& p : pods) {
+    p.ready = false;
+    look(p.name + ": its sidecar exited");
+    p.phase = "Pending";
+    p.trainer_restarts = 1;
+    look(p.name + ": its containers removed");
+    look(p.name + ": its sidecar running");
+    p.phase = "Running";
+    look(p.name + ": its trainer running");
+    p.ready = true;
+    look(p.name + ": ready");
+  }
+  EXPECT_EQ(states, (std::vector<std::string>{"Running"})) << "the state goes from Pending to Running once";
+  EXPECT_EQ(job.status.ready, 4);
+  EXPECT_GE(changes, 8) << "two changes per pod, each a status write without pacing";
 }
 
 }  // namespace

@@ -25,5 +25,21 @@ TEST(CountPods, CountsOnlyTheGivenAttempt) {
   EXPECT_EQ(c.failed, 1);
 }
 
+TEST(CountPods, APodMovedInPlaceIsReadyAndRunningOnlyOnceItRestartedIntoTheAttempt) {
+  auto moved = testing::Pod(0, 2);  // still runs attempt 1's containers
+  moved.in_place = true;
+  moved.ready = true;
+  moved.restarts_before = 1;
+  auto restarted = moved;
+  restarted.name = "demo-1";
+  restarted.index = 1;
+  restarted.trainer_restarts = 1;
+  std::vector<observed::ObservedPod> pods = {moved, restarted};
+  Counts c = CountPods(observed::ViewAttempt(pods, 2, 2));
+  EXPECT_EQ(c.active, 2);
+  EXPECT_EQ(c.ready, 1);
+  EXPECT_EQ(c.running, 1);
+}
+
 }  // namespace
 }  // namespace ncclop::status

@@ -107,6 +107,29 @@ void RunInPlace(const std::string& ns, const std::string& name, int restarts, in
   ASSERT_EQ(r.exit_code, 0) << r.output;
 }
 
+// The port an operator started with --log-format=json serves `what` on ("serving metrics",
+// "serving health probes"), read from its log line; "" when it never says so.
+std::string ServingPort(optest::OperatorProcess& op, const std::string& what) {
+  if (!WaitFor([&] { return op.Log().find(what) != std::string::npos; }, kTimeout)) return "";
+  std::string log = op.Log();
+  auto at = log.find(what);
+  auto line_start = log.rfind('\n', at);
+  auto addr = log.find("127.0.0.1:", line_start == std::string::npos ? 0 : line_start);
+  return log.substr(addr + 10, log.find('"', addr) - addr - 10);
+}
+
+// The operator's PUT requests so far, all status codes (ncclop_api_requests_total).
+int PutRequests(const std::string& metrics_port) {
+  auto r = testsupport::Run("curl -sf http://127.0.0.1:" + metrics_port + "/metrics");
+  const std::string series = "ncclop_api_requests_total{verb=\"PUT\"";
+  int n = 0;
+  for (std::size_t at = r.output.find(series); at != std::string::npos; at = r.output.find(series, at + 1)) {
+    const std::size_t end = r.output.find('\n', at);
+    n += std::stoi(r.output.substr(r.output.rfind(' ', end) + 1));
+  }
+  return n;
+}
+
 class OperatorTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
@@ -386,6 +409,32 @@ TEST_F(OperatorTest, AnAttemptRestartedInPlaceKeepsItsPodsAndPublishesOnlyOnceEv
   RunInPlace(ns_, "ip-2", 1);
   ASSERT_TRUE(WaitFor([&] { return GetJson("cm ip-nccl -n " + ns_)["data"].value("uniqueId", "") == "Qg=="; }, kTimeout));
   EXPECT_EQ(Status(ns_, "ip")["restarts"], 1) << "the restarts that moved the pods are no failures";
+}
+
+// The pods' statuses change the job's counts alone (ready, active, the running count in the
+// Running condition) until every pod runs: those are written at most once per
+// --status-counts-interval-seconds, the newest always; the state Running is written at once.
+TEST_F(OperatorTest, PodCountsAloneAreWrittenAtMostOncePerIntervalAndTheNewestAlways) {
+  auto& op = StartOperator({"--log-format=json", "--status-counts-interval-seconds=8"});
+  const std::string metrics_port = ServingPort(op, "serving metrics");
+  ASSERT_FALSE(metrics_port.empty()) << op.Log();
+  ASSERT_EQ(Apply(ns_, JobYaml("pace", 4)).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("pace", 4, 1));
+  // The attempt was written before its pods existed; their count follows within the interval.
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "pace").value("active", 0) == 4; }, kTimeout)) << Status(ns_, "pace").dump();
+
+  const int puts_before = PutRequests(metrics_port);
+  for (int i = 0; i < 3; ++i) RunInPlace(ns_, "pace-" + std::to_string(i), 0);  // 1, 2, 3 of 4 running
+  RunInPlace(ns_, "pace-3", 0);  // all running: the state changes
+  ASSERT_TRUE(WaitFor([&] { return Status(ns_, "pace").value("state", "") == "Running"; }, kTimeout));
+  EXPECT_LE(PutRequests(metrics_port) - puts_before, 2)
+      << "one write for the state (and one for the counts if the interval was over), not one per pod";
+
+  // The newest count is written when the interval is over, with no event to bring it.
+  auto ready = RunKubectl("patch pod pace-0 -n " + ns_ + " --subresource=status --type=merge -p " +
+                          Shell(R"({"status":{"conditions":[{"type":"Ready","status":"True"}]}})"));
+  ASSERT_EQ(ready.exit_code, 0) << ready.output;
+  EXPECT_TRUE(WaitFor([&] { return Status(ns_, "pace").value("ready", 0) == 1; }, kTimeout)) << Status(ns_, "pace").dump();
 }
 
 TEST_F(OperatorTest, APodTheApiServerRefusesAsMalformedFailsTheJobWithItsMessage) {
@@ -836,16 +885,8 @@ TEST_F(OperatorTest, InvalidJobsAreRejectedByKubectlApplyWithUnderstandableMessa
 
 TEST_F(OperatorTest, ServesMetricsAndHealth) {
   auto& op = StartOperator({"--log-format=json"});
-  ASSERT_TRUE(WaitFor([&] { return op.Log().find("serving metrics") != std::string::npos &&
-                                   op.Log().find("serving health probes") != std::string::npos; }, kTimeout));
-  auto port_of = [&](const std::string& what) {
-    std::string log = op.Log();
-    auto at = log.find(what);
-    auto line_start = log.rfind('\n', at);
-    auto addr = log.find("127.0.0.1:", line_start == std::string::npos ? 0 : line_start);
-    return log.substr(addr + 10, log.find('"', addr) - addr - 10);
-  };
-  std::string metrics_port = port_of("serving metrics"), health_port = port_of("serving health probes");
+  std::string metrics_port = ServingPort(op, "serving metrics"), health_port = ServingPort(op, "serving health probes");
+  ASSERT_FALSE(metrics_port.empty() || health_port.empty()) << op.Log();
   ASSERT_EQ(Apply(ns_, JobYaml("m", 1)).exit_code, 0);
   ASSERT_TRUE(WaitForPods("m", 1, 1));
   ASSERT_TRUE(WaitFor([&] {
