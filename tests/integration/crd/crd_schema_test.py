@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import time
 
 failures = []
@@ -41,6 +42,10 @@ def job(name, container_extra="", spec_extra=""):
 
 def main():
     os.environ["KUBECONFIG"] = os.environ["NCCLOP_TEST_KUBECONFIG"]
+    # kubectl's discovery and OpenAPI cache of its own: the shared one (~/.kube/cache, by host and
+    # port) may hold what an earlier control plane on the same port served, without this CRD.
+    cache = tempfile.TemporaryDirectory(prefix="crd-schema-kubectl-cache-")
+    os.environ["KUBECACHEDIR"] = cache.name
     rc, out = kubectl("apply", "--server-side", "--force-conflicts", "-f", os.environ["NCCLOP_CRD_FILE"])
     if not check(rc == 0, "the CRD installs with kubectl apply --server-side", out):
         return 1
@@ -53,6 +58,15 @@ def main():
             break
         time.sleep(0.5)
     check(rc == 0 and out == "True", "the CRD is Established", out)
+    # Established comes before the API server publishes the CRD's OpenAPI schema (its own
+    # controller, a moment later): until then kubectl explain finds no such resource.
+    deadline = time.monotonic() + 60
+    while True:
+        rc, out = kubectl("explain", "nccljob.spec")
+        if rc == 0 or "couldn't find resource" not in out or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    check(rc == 0, "kubectl explain finds the NcclJob resource", out)
 
     rc, out = kubectl("explain", "nccljob.spec.template.spec.containers.resources")
     check(rc == 0 and "Compute Resources required by this container" in out and re.search(r"limits\s+<map", out),
