@@ -270,9 +270,17 @@ ensure_debian_base() {
     printf '%s\n' "$sources" > "$ctx/debian.sources"
     log "making the Debian $DEBIAN_SUITE base with mmdebstrap (minbase, no docs)"
     local t0; t0=$(date +%s)
-    mmdebstrap --quiet --variant=minbase --mode=root --format=tar "${slim_dpkg_options[@]}" \
-      "$DEBIAN_SUITE" "$ctx/rootfs.tar.tmp" "$ctx/debian.sources" >"$dir/logs/mmdebstrap.log" 2>&1 \
-      || { tail -20 "$dir/logs/mmdebstrap.log" >&2; die "mmdebstrap failed"; }
+    # Twice at most: a download the archive fails now and then ("apt download failed") is no
+    # reason to fail every test that runs an image.
+    local try
+    for try in 1 2; do
+      mmdebstrap --quiet --variant=minbase --mode=root --format=tar "${slim_dpkg_options[@]}" \
+        "$DEBIAN_SUITE" "$ctx/rootfs.tar.tmp" "$ctx/debian.sources" >"$dir/logs/mmdebstrap.log" 2>&1 && break
+      tail -20 "$dir/logs/mmdebstrap.log" >&2
+      [ "$try" -eq 1 ] || die "mmdebstrap failed twice (log: $dir/logs/mmdebstrap.log)"
+      log "mmdebstrap failed; once more"
+      rm -f "$ctx/rootfs.tar.tmp"
+    done
     mv "$ctx/rootfs.tar.tmp" "$ctx/rootfs.tar"
     log "Debian base made in $(( $(date +%s) - t0 ))s"
   fi
