@@ -270,16 +270,17 @@ ensure_debian_base() {
     printf '%s\n' "$sources" > "$ctx/debian.sources"
     log "making the Debian $DEBIAN_SUITE base with mmdebstrap (minbase, no docs)"
     local t0; t0=$(date +%s)
-    # Twice at most: a download the archive fails now and then ("apt download failed") is no
-    # reason to fail every test that runs an image.
+    # Three tries, 30 and 90 s apart: at a cold run's start the archive's downloads failed at once
+    # ("apt download failed") while PyTorch's 2.6 GB came down beside them, and passed later.
     local try
-    for try in 1 2; do
-      mmdebstrap --quiet --variant=minbase --mode=root --format=tar "${slim_dpkg_options[@]}" \
+    for try in 1 2 3; do
+      mmdebstrap --variant=minbase --mode=root --format=tar "${slim_dpkg_options[@]}" \
         "$DEBIAN_SUITE" "$ctx/rootfs.tar.tmp" "$ctx/debian.sources" >"$dir/logs/mmdebstrap.log" 2>&1 && break
-      tail -20 "$dir/logs/mmdebstrap.log" >&2
-      [ "$try" -eq 1 ] || die "mmdebstrap failed twice (log: $dir/logs/mmdebstrap.log)"
-      log "mmdebstrap failed; once more"
+      grep -v '^I: ' "$dir/logs/mmdebstrap.log" | tail -20 >&2
+      [ "$try" -lt 3 ] || die "mmdebstrap failed three times (log: $dir/logs/mmdebstrap.log)"
+      log "mmdebstrap failed; again in $(( try == 1 ? 30 : 90 ))s"
       rm -f "$ctx/rootfs.tar.tmp"
+      sleep $(( try == 1 ? 30 : 90 ))
     done
     mv "$ctx/rootfs.tar.tmp" "$ctx/rootfs.tar"
     log "Debian base made in $(( $(date +%s) - t0 ))s"
