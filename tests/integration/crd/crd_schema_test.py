@@ -34,6 +34,16 @@ def kubectl(*args, stdin=None):
     return done.returncode, done.stdout + done.stderr
 
 
+def kubectl_until(done, *args, seconds=60):
+    """kubectl *args every 0.5 s until done(rc, out) or the deadline; the last (rc, out)."""
+    deadline = time.monotonic() + seconds
+    while True:
+        rc, out = kubectl(*args)
+        if done(rc, out) or time.monotonic() > deadline:
+            return rc, out
+        time.sleep(0.5)
+
+
 def job(name, container_extra="", spec_extra=""):
     return (f"apiVersion: nccl.dev/v1alpha1\nkind: NcclJob\nmetadata:\n  name: {name}\nspec:\n"
             f"  template:\n    spec:\n{spec_extra}      containers:\n      - name: trainer\n"
@@ -50,22 +60,12 @@ def main():
     if not check(rc == 0, "the CRD installs with kubectl apply --server-side", out):
         return 1
     # Polled, not `kubectl wait`: that errs at once while a just-made CRD has no status conditions yet.
-    deadline = time.monotonic() + 60
-    while True:
-        rc, out = kubectl("get", "crd/nccljobs.nccl.dev", "-o",
-                          'jsonpath={.status.conditions[?(@.type=="Established")].status}')
-        if (rc == 0 and out == "True") or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+    rc, out = kubectl_until(lambda rc, out: rc == 0 and out == "True", "get", "crd/nccljobs.nccl.dev", "-o",
+                            'jsonpath={.status.conditions[?(@.type=="Established")].status}')
     check(rc == 0 and out == "True", "the CRD is Established", out)
     # Established comes before the API server publishes the CRD's OpenAPI schema (its own
     # controller, a moment later): until then kubectl explain finds no such resource.
-    deadline = time.monotonic() + 60
-    while True:
-        rc, out = kubectl("explain", "nccljob.spec")
-        if rc == 0 or "couldn't find resource" not in out or time.monotonic() > deadline:
-            break
-        time.sleep(0.5)
+    rc, out = kubectl_until(lambda rc, out: rc == 0 or "couldn't find resource" not in out, "explain", "nccljob.spec")
     check(rc == 0, "kubectl explain finds the NcclJob resource", out)
 
     rc, out = kubectl("explain", "nccljob.spec.template.spec.containers.resources")
