@@ -180,7 +180,21 @@ class Decider {
   // it and still there (not ended, deleted or disrupted).
   bool RestartableInPlace(const ObservedPod& p) const {
     return p.in_place && !p.terminating && p.phase != "Succeeded" && p.phase != "Failed" && !p.disruption &&
-           !p.trainer_succeeded && !p.ended_before_its_attempt && p.index >= 0 && p.index < job_.spec.replicas;
+           !p.trainer_succeeded && !p.ended_before_its_attempt && !FailedBeforeItsId(p) && p.index >= 0 &&
+           p.index < job_.spec.replicas;
+  }
+
+  // A pod that failed in its attempt before that attempt's id was out is made again, not restarted
+  // in place. Its sidecar may have been killed in its first moments, before it recorded the attempt
+  // it entered (served_attempt.h): restarted in place, it would take its next start for the pod's
+  // first and enter every later attempt one restart behind the count the operator moves it with,
+  // each such restart failing the attempt, up to maxRestarts. A made-again pod starts from its own
+  // attempt. Once the id is out every sidecar of the attempt has recorded it, so a later failure
+  // keeps its pod. The ConfigMap still names the failed attempt until the next one starts; a pod
+  // kept before that keeps its place.
+  bool FailedBeforeItsId(const ObservedPod& p) const {
+    return p.in_place && p.failed && !p.disruption && p.attempt > 0 && cm_.attempt <= p.attempt &&
+           !cm_.Published(p.attempt);
   }
 
   // The trainer restart count a pod moved to the next attempt starts that attempt from. Every pod

@@ -130,6 +130,32 @@ TEST(DecideInPlace, APodNotYetRestartedIntoItsAttemptOwesOnlyThatRestart) {
   EXPECT_EQ(p.move_pods[0].restarts_before, 2);
 }
 
+// A pod that failed before its attempt's id was out may have lost its sidecar before the sidecar
+// recorded the attempt it entered; restarted in place it would enter every later attempt one
+// restart behind. It is made again; the other pods still restart in place.
+TEST(DecideInPlace, APodThatFailedBeforeTheIdIsMadeAgain) {
+  auto pods = InPlacePods(1);
+  pods[1] = RestartedPod(1, 1);
+  Plan failed = Decide(RunningJob(), pods, Cm(1), kNow);
+  EXPECT_EQ(failed.status.state, "Restarting");
+  EXPECT_EQ(failed.delete_pods, (std::vector<std::string>{"demo-1"}));
+  Plan next = Decide(BackoffOver(1), {pods[0], pods[2], pods[3]}, Cm(1), kNow);
+  EXPECT_EQ(next.create_pods, (std::vector<int>{1}));
+  ASSERT_EQ(next.move_pods.size(), 3u);
+  for (const Plan::PodMove& m : next.move_pods) EXPECT_EQ(m.restarts_before, 1) << m.name;
+  // Once the id was out, the same failure keeps its pod (every sidecar had recorded the attempt).
+  Plan after_id = Decide(RunningJob(), pods, Cm(1, true), kNow);
+  EXPECT_TRUE(after_id.delete_pods.empty());
+  // The ConfigMap already names the next attempt: the failed attempt's pods were judged then.
+  Plan cm_moved_on = Decide(BackoffOver(1), pods, Cm(2), kNow);
+  EXPECT_TRUE(cm_moved_on.delete_pods.empty());
+  EXPECT_EQ(cm_moved_on.move_pods.size(), 4u);
+  // In a gang, every pod is made again with it.
+  Remembered gang;
+  gang.gang_scheduled = true;
+  EXPECT_EQ(Decide(RunningJob(), pods, Cm(1), kNow, gang).delete_pods.size(), 4u);
+}
+
 TEST(DecideInPlace, PodsThatCannotRestartInPlaceAreMadeAgain) {
   auto pods = InPlacePods(1);
   pods[0] = RestartedPod(0, 1);
