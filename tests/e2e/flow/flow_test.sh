@@ -59,8 +59,9 @@ has_id() { k logs "$1" -c trainer 2>/dev/null | grep -q "attempt $2, .*id obtain
 # wait_ids <job> <attempt>: each of the job's 4 trainers has the id of that attempt.
 wait_ids() { local i; for i in 0 1 2 3; do wait_for 60 "$1-$i has the id of attempt $2" has_id "$1-$i" "$2"; done; }
 # signal <pod> <signal>: sends it to the pod's trainer through the node's debug endpoint.
+# signal <pod> <signal> [container]: testnode sends the signal to the container (the trainer by default).
 signal() {
-  curl -sf -X POST "http://$(cat "$work/state/debug-addr")/debug/kill?namespace=$ns&pod=$1&container=trainer&signal=$2" >/dev/null
+  curl -sf -X POST "http://$(cat "$work/state/debug-addr")/debug/kill?namespace=$ns&pod=$1&container=${3:-trainer}&signal=$2" >/dev/null
 }
 # wait_for <seconds> <description> <command...>: polls until the command succeeds.
 wait_for() {

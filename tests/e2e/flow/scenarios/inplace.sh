@@ -1,7 +1,10 @@
 # flow.inplace: restartStrategy Auto on a node that declares RestartAllContainersOnContainerExits
 # (testnode does, as 1.36+ kubelets): one rank's trainer is SIGKILLed mid-run and attempt 2 runs on
 # the same pods, restarted in place (every container once, an emptyDir kept), with a new id that
-# every rank logs as attempt 2; a second SIGKILL gives attempt 3 the same way; Succeeded.
+# every rank logs as attempt 2; a second SIGKILL gives attempt 3 the same way; Succeeded. Then a
+# sidecar killed before it recorded the attempt it entered (its state file removed, then SIGKILL,
+# while the root holds the id back): that pod is made again, the others restart in place, and the
+# job succeeds after one restart (it used to fail each later attempt up to maxRestarts).
 # Sourced by flow_test.sh, which sets up the node, the namespace $ns and the operator first.
 
 scenario() {
@@ -44,4 +47,22 @@ scenario() {
   contains "describe: names the killed pod" "$describe" ip-1
   no_id_in_logs ip
   wait_for 60 "ip Succeeded" state_is ip Succeeded
+
+  # The root's trainer holds attempt 1's id back (its first start sleeps).
+  gang_scheduling=Disabled pod_spec="      volumes: [{name: scratch, emptyDir: {}}]" \
+  trainer_extra="        volumeMounts: [{name: scratch, mountPath: /scratch}]" \
+    trainer_job ipr 3 'n=$(( $(cat /scratch/starts 2>/dev/null || echo 0) + 1 )); echo $n > /scratch/starts; if [ "$NCCLJOB_INDEX" = 0 ] && [ $n = 1 ]; then sleep 300; fi; exec nccl-allreduce --linger-seconds 0'
+  recorded() { ls "$work"/state/pods/"${ns}"_ipr-1_*/volumes/nccl-sidecar-state/attempt; }
+  wait_for 60 "ipr-1's sidecar recorded attempt 1" recorded
+  uids1=$(k get pods -l nccl.dev/job-name=ipr -o 'jsonpath={range .items[*]}{.metadata.name}={.metadata.uid} {end}')
+  rm -f "$(recorded)"
+  signal ipr-1 KILL nccl-sidecar && pass "SIGKILL to ipr-1's sidecar, its record removed" || fail "debug kill refused"
+  wait_for 60 "attempt 2 started" nj_is ipr '{.status.attempt}' 2
+  wait_ids ipr 2
+  uids2=$(k get pods -l nccl.dev/job-name=ipr -o 'jsonpath={range .items[*]}{.metadata.name}={.metadata.uid} {end}')
+  check "the pods that did not fail restart in place" "$(tr ' ' '\n' <<<"$uids2" | grep -v '^ipr-1=')" "$(tr ' ' '\n' <<<"$uids1" | grep -v '^ipr-1=')"
+  [ "$(tr ' ' '\n' <<<"$uids2" | grep '^ipr-1=')" != "$(tr ' ' '\n' <<<"$uids1" | grep '^ipr-1=')" ] &&
+    pass "ipr-1, failed before the id, is made again" || fail "ipr-1 kept its UID"
+  wait_for 60 "ipr Succeeded" state_is ipr Succeeded
+  check "restarts after one sidecar kill" "$(nj ipr '{.status.restarts}')" 1
 }
