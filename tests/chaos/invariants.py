@@ -152,15 +152,33 @@ def finished_ranks(trainer_logs, job):
     return done
 
 
+def ids_obtained(trainer_logs, job):
+    """The attempts in which a trainer other than the root's obtained the id (the root's makes it
+    before it is published): those whose id was out."""
+    got = set()
+    for name in os.listdir(trainer_logs):
+        m = re.match(rf"^{re.escape(job)}-(\d+)\.(\d+)\.[^.]+\.log$", name)
+        if m and int(m.group(1)) != 0:
+            with open(os.path.join(trainer_logs, name), errors="replace") as f:
+                if "id obtained" in f.read():
+                    got.add(int(m.group(2)))
+    return got
+
+
 def restarted_in_place(api, ns, job, creates, trainer_logs):
     """Under restartStrategy InPlace every restart kept the pods: each pod of the job was created
-    once, and the job says its attempts ran in place. The one exception is the documented one: a
-    pod whose trainer had already exited 0 when another rank failed has ended (phase Succeeded) and
-    is made again, with every other pod of a gang; then a trainer of an earlier attempt says so."""
+    once, and the job says its attempts ran in place. The documented exceptions: a pod whose
+    trainer had already exited 0 when another rank failed has ended (phase Succeeded) and is made
+    again, with every other pod of a gang (then a trainer of an earlier attempt says so); and a pod
+    that failed before its attempt's id was out is made again for the next attempt (then no
+    trainer of the attempt before obtained an id)."""
     bad = []
     made = {}
-    for name, _, uid in creates:
+    with_id = ids_obtained(trainer_logs, job)
+    for name, attempt, uid in creates:
         if name and re.fullmatch(rf"{re.escape(job)}-\d+", name):
+            if name in made and attempt and int(attempt) - 1 not in with_id:
+                continue  # made again after a failure before the id of the attempt before
             made.setdefault(name, set()).add(uid)
     again = {name: len(uids) for name, uids in made.items() if len(uids) > 1}
     last = max([int(a) for (n, a, _) in creates if a and n in made] or [1])

@@ -146,6 +146,10 @@ TEST(DecideInPlace, APodThatFailedBeforeTheIdIsMadeAgain) {
   // Once the id was out, the same failure keeps its pod (every sidecar had recorded the attempt).
   Plan after_id = Decide(RunningJob(), pods, Cm(1, true), kNow);
   EXPECT_TRUE(after_id.delete_pods.empty());
+  // The status says the id is out while the cached ConfigMap lags behind the write: kept too.
+  auto published = RunningJob();
+  published.status.conditions.push_back({"IdPublished", "True", "Published", "", "2024-01-01T00:00:00Z", 1});
+  EXPECT_TRUE(Decide(published, pods, Cm(1), kNow).delete_pods.empty());
   // The ConfigMap already names the next attempt: the failed attempt's pods were judged then.
   Plan cm_moved_on = Decide(BackoffOver(1), pods, Cm(2), kNow);
   EXPECT_TRUE(cm_moved_on.delete_pods.empty());
