@@ -71,7 +71,7 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
   caches_.pod_memo = &pod_memo_;
   reconciler_ =
       std::make_unique<Reconciler>(client, caches_, options_.pod_options, metrics_, options_.status_counts_interval);
-  publisher_ = std::make_unique<Publisher>(client, caches_, metrics_);
+  publisher_ = std::make_unique<Publisher>(client, caches_, metrics_, &reconciler_->memory());
 }
 
 std::vector<kube::EventHandlers> Controller::HandlersFor(const Watch& watch) {

@@ -12,8 +12,15 @@ policy::Remembered JobMemory::Recall(const api::NcclJob& job) {
   if (auto it = jobs_.find(key); it != jobs_.end()) {
     const std::optional<MissingClass>& missing = it->second.missing_class;
     if (missing && missing->uid == job.uid) out.priority_class_missing = missing->message;
+    const auto& written = it->second.id_written;
+    if (written && written->first == job.uid) out.id_written_attempt = written->second;
   }
   return out;
+}
+
+void JobMemory::IdWritten(const api::NcclJob& job, int attempt) {
+  std::lock_guard<std::mutex> lock(mu_);
+  jobs_[observed::JobKey(job.namespace_, job.name)].id_written = std::make_pair(job.uid, attempt);
 }
 
 policy::PodCreateVerdict JobMemory::VerdictFor(const api::NcclJob& job) {

@@ -19,6 +19,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <utility>
 #include <string>
 
 #include "api/nccl_job.h"
@@ -76,6 +77,9 @@ class JobMemory {
   void CountsHeld(const std::string& key, bool held);
   std::optional<std::chrono::steady_clock::duration> SinceCountsHeld(const std::string& key);
 
+  // This process wrote the id of the job's `attempt` (Remembered::id_written_attempt).
+  void IdWritten(const api::NcclJob& job, int attempt);
+
   // The job is gone.
   void Forget(const std::string& key);
 
@@ -111,6 +115,7 @@ class JobMemory {
     ApiWarnings api_warnings;
     std::optional<StatusWrite> status_written;
     std::optional<std::chrono::steady_clock::time_point> counts_held_at;
+    std::optional<std::pair<std::string, int>> id_written;  // the job UID, the attempt
   };
   policy::PodCreateVerdict VerdictLocked(const std::string& key, const api::NcclJob& job);  // holds mu_
 

@@ -38,6 +38,7 @@ kube::Result<Publisher::Outcome> Publisher::Publish(const std::string& job_key) 
     updated["data"] = desired::ConfigMap(job, job.status.attempt, decision.publish)["data"];
     auto result = client_->Update(kube::resources::kConfigMaps, job.namespace_, updated);
     if (result.ok()) {
+      memory_->IdWritten(job, job.status.attempt);
       TestKillAfterIdWrite();
       if (auto started = api::ParseTime(job.status.attempt_start_time)) {
         metrics_->IdPublished(std::chrono::duration<double>(api::Clock::now() - *started).count());

@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 
+#include "controller/job_memory.h"
 #include "controller/observe.h"
 #include "kube/client.h"
 #include "metrics/metrics.h"
@@ -16,8 +17,9 @@ namespace ncclop::controller {
 
 class Publisher {
  public:
-  Publisher(std::shared_ptr<kube::Client> client, Caches caches, metrics::Metrics* metrics)
-      : client_(std::move(client)), caches_(caches), metrics_(metrics) {}
+  // `memory`: told of each id written (JobMemory::IdWritten), for the full reconcile.
+  Publisher(std::shared_ptr<kube::Client> client, Caches caches, metrics::Metrics* metrics, JobMemory* memory)
+      : client_(std::move(client)), caches_(caches), metrics_(metrics), memory_(memory) {}
 
   enum class Outcome { kPublished, kSkipped, kRetrySoon };
   // kPublished: this call wrote the id (the caller then enqueues the full reconcile, which
@@ -30,6 +32,7 @@ class Publisher {
   std::shared_ptr<kube::Client> client_;
   Caches caches_;
   metrics::Metrics* metrics_;
+  JobMemory* memory_;
 };
 
 }  // namespace ncclop::controller

@@ -145,7 +145,10 @@ ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan
   }
   if (plan.write_configmap) {
     if (auto r = WriteConfigMap(seen, plan); !r.done()) return r;
-    if (plan.publish) TestKillAfterIdWrite();
+    if (plan.publish) {
+      memory_.IdWritten(job, plan.status.attempt);
+      TestKillAfterIdWrite();
+    }
     if (plan.id_publish_latency_seconds) metrics_->IdPublished(*plan.id_publish_latency_seconds);
   }
   bool status_written = false;

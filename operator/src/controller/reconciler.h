@@ -30,6 +30,8 @@ class Reconciler {
   Reconciler(std::shared_ptr<kube::Client> client, Caches caches, desired::PodOptions pod_options,
              metrics::Metrics* metrics, std::chrono::seconds status_counts_interval);
   ReconcileResult Reconcile(const std::string& key);
+  // What the reconciles remember of each job; the fast publish path tells it of its writes.
+  JobMemory& memory() { return memory_; }
   // A child EnsureChildren makes was deleted or changed (the controller's watch): the job's next
   // reconcile looks in the caches whether one is missing, and makes sure of them again if so.
   void ChildChanged(const std::string& key);

@@ -191,11 +191,12 @@ class Decider {
   // each such restart failing the attempt, up to maxRestarts. A made-again pod starts from its own
   // attempt. Once the id is out every sidecar of the attempt has recorded it, so a later failure
   // keeps its pod. The ConfigMap still names the failed attempt until the next one starts; a pod
-  // kept before that keeps its place. The status's IdPublished says so too, should the cached
-  // ConfigMap lag behind the fast path's write.
+  // kept before that keeps its place. The cached ConfigMap may lag behind the fast path's write:
+  // this process's memory of its writes and the status's IdPublished say so too.
   bool FailedBeforeItsId(const ObservedPod& p) const {
     if (!p.in_place || !p.failed || p.disruption || p.attempt <= 0 || cm_.attempt > p.attempt) return false;
-    const bool out = cm_.Published(p.attempt) || (p.attempt == plan_.status.attempt && plan_.status.IsTrue(api::condition::kIdPublished));
+    const bool out = cm_.Published(p.attempt) || remembered_.id_written_attempt == p.attempt ||
+                     (p.attempt == plan_.status.attempt && plan_.status.IsTrue(api::condition::kIdPublished));
     return !out;
   }
 

@@ -30,6 +30,9 @@ struct Remembered {
   // The job's pods form a gang of the scheduler's (desired::UsesGangScheduling): a pod made
   // alone could not be admitted, so an attempt that must make any pod again makes them all.
   bool gang_scheduled = false;
+  // The latest attempt whose id this process wrote for the job's UID (the fast path's writes
+  // too; 0: none): the cached ConfigMap may not show the write yet.
+  int id_written_attempt = 0;
 };
 
 // kueue_workload: the job's Kueue Workload (only read for a job with a queue name).

@@ -150,6 +150,10 @@ TEST(DecideInPlace, APodThatFailedBeforeTheIdIsMadeAgain) {
   auto published = RunningJob();
   published.status.conditions.push_back({"IdPublished", "True", "Published", "", "2024-01-01T00:00:00Z", 1});
   EXPECT_TRUE(Decide(published, pods, Cm(1), kNow).delete_pods.empty());
+  // So does this process's memory of its own write (the fast path's, before it wrote status).
+  Remembered wrote;
+  wrote.id_written_attempt = 1;
+  EXPECT_TRUE(Decide(RunningJob(), pods, Cm(1), kNow, wrote).delete_pods.empty());
   // The ConfigMap already names the next attempt: the failed attempt's pods were judged then.
   Plan cm_moved_on = Decide(BackoffOver(1), pods, Cm(2), kNow);
   EXPECT_TRUE(cm_moved_on.delete_pods.empty());
