@@ -19,8 +19,8 @@
 #include <mutex>
 #include <optional>
 #include <set>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "api/nccl_job.h"
 #include "policy/decide.h"
