@@ -47,7 +47,7 @@ failures=0
 pass() { echo "ok   $*"; }
 fail() { echo "FAIL $*" >&2; failures=$((failures + 1)); }
 check() { if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: got '$2', want '$3'"; fi; }
-contains() { if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1: '$3' not in: $2"; fi; }
+contains() { if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1: '$3' not in: $2"; fi; }
 k() { "$kubectl" -n "$ns" "$@"; }
 nj() { k get nj "$1" -o "jsonpath=$2"; }
 nj_is() { [ "$(nj "$1" "$2")" = "$3" ]; }  # nj_is <job> <jsonpath> <want>

@@ -50,7 +50,7 @@ check() {  # check <description> <actual> <expected>
   if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: got '$2', want '$3'"; fi
 }
 contains() {  # contains <description> <haystack> <needle>
-  if printf '%s' "$2" | grep -qF -- "$3"; then pass "$1"; else fail "$1: '$3' not in: $2"; fi
+  if [[ "$2" == *"$3"* ]]; then pass "$1"; else fail "$1: '$3' not in: $2"; fi
 }
 jp() { "$kubectl" -n "$ns" get pod "$1" -o "jsonpath=$2"; }
 
