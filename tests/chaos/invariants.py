@@ -140,29 +140,27 @@ def status_matches_pods(api, ns, job, creates):
     return bad
 
 
-def finished_ranks(trainer_logs, job):
-    """{attempt: indexes whose trainer ran to its end (exit 0)}."""
-    done = {}
+def ranks_whose_log_says(trainer_logs, job, text):
+    """{attempt: indexes whose trainer log of that attempt holds `text`}."""
+    found = {}
     for name in os.listdir(trainer_logs):
         m = re.match(rf"^{re.escape(job)}-(\d+)\.(\d+)\.[^.]+\.log$", name)
         if m:
             with open(os.path.join(trainer_logs, name), errors="replace") as f:
-                if TRAINER_DONE in f.read():
-                    done.setdefault(int(m.group(2)), set()).add(int(m.group(1)))
-    return done
+                if text in f.read():
+                    found.setdefault(int(m.group(2)), set()).add(int(m.group(1)))
+    return found
+
+
+def finished_ranks(trainer_logs, job):
+    """{attempt: indexes whose trainer ran to its end (exit 0)}."""
+    return ranks_whose_log_says(trainer_logs, job, TRAINER_DONE)
 
 
 def ids_obtained(trainer_logs, job):
     """The attempts in which a trainer other than the root's obtained the id (the root's makes it
     before it is published): those whose id was out."""
-    got = set()
-    for name in os.listdir(trainer_logs):
-        m = re.match(rf"^{re.escape(job)}-(\d+)\.(\d+)\.[^.]+\.log$", name)
-        if m and int(m.group(1)) != 0:
-            with open(os.path.join(trainer_logs, name), errors="replace") as f:
-                if "id obtained" in f.read():
-                    got.add(int(m.group(2)))
-    return got
+    return {a for a, ranks in ranks_whose_log_says(trainer_logs, job, "id obtained").items() if ranks - {0}}
 
 
 def restarted_in_place(api, ns, job, creates, trainer_logs):
