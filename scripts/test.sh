@@ -9,4 +9,6 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/scripts/setup.sh"
 cd "$root/build"
-ctest --output-on-failure -j "$(nproc)" "$@"
+# One test more than cores: most tests wait on a cluster, a kubelet or a timeout rather than
+# compute (on 2 cores, 3 slots ran the suite in 8 min 15 s against 11 min 5 s for 2).
+ctest --output-on-failure -j "$(( $(nproc) + 1 ))" "$@"

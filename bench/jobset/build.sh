@@ -19,7 +19,9 @@ if [ -x "$out/jobset-manager" ] && [ -x "$out/in-place-restart-agent" ] && [ -d 
 fi
 
 mkdir -p "$out/crds" "$cache/src/jobset-$version"
-export GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0
+# shellcheck source=../../scripts/lib/go-module.sh
+source "$(dirname "$0")/../../scripts/lib/go-module.sh"
+go_module_env
 log() { echo "[jobset-build] $*" >&2; }
 cd "$cache/src/jobset-$version"
 printf 'module local/jobsetbuild\n\ngo 1.25.0\n' > go.mod

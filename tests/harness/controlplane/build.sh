@@ -5,41 +5,41 @@
 # --node also builds kubelet and kube-proxy from the same k8s.io/kubernetes module, and its e2e
 # DRA test driver (test/e2e/dra/test-driver, as dra-test-driver: the real node's device driver)
 # (tests/harness/realnode). Prints the bin directory on its last line.
+# --graph only resolves the wrapper module of k8s.io/kubernetes and prints its directory: other
+# programs (etcd, helm, KWOK) are resolved beside its build list, so that the packages they share
+# with Kubernetes (client-go, apimachinery, grpc, ...) compile once (scripts/lib/go-module.sh).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null
 source "$here/../versions.env"
-cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
+# shellcheck source=../../../scripts/lib/go-module.sh
+source "$here/../../../scripts/lib/go-module.sh"
+go_module_who=controlplane-build
+cache=$go_module_cache
+kube_mod="$cache/src/kube-$KUBE_VERSION"
 bin="$cache/bin/k8s-$KUBE_VERSION-etcd-$ETCD_VERSION-helm-$HELM_VERSION"
 kube_cmds=(kube-apiserver kube-controller-manager kube-scheduler kubectl)
-if [ "${1:-}" = --node ]; then kube_cmds+=(kubelet kube-proxy dra-test-driver); fi
+log() { echo "[controlplane-build] $*" >&2; }
+mode=${1:-}
+case "$mode" in
+  ""|--graph) ;;
+  --node) kube_cmds+=(kubelet kube-proxy dra-test-driver) ;;
+  -h|--help) sed -n '2,10p' "$0"; exit 0 ;;
+  *) echo "controlplane/build.sh: unknown argument $mode (see --help)" >&2; exit 2 ;;
+esac
 want=("${kube_cmds[@]}" etcd helm)
 
-have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
-if have_all; then echo "$bin"; exit 0; fi
-
-mkdir -p "$bin" "$cache/src"
-# One build of a version at a time (setup's lanes, tests run in parallel): a second caller waits
-# for the first and then finds the binaries made.
-exec 9>"$bin.lock"
-flock 9
-if have_all; then echo "$bin"; exit 0; fi
-export GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0
-ldflags="-s -w"
-log() { echo "[controlplane-build] $*" >&2; }
-# The package of each program: cmd/<name>, but for the DRA test driver of Kubernetes' e2e tests.
-kube_package() {
-  case "$1" in
-    dra-test-driver) echo k8s.io/kubernetes/test/e2e/dra/test-driver ;;
-    *) echo "k8s.io/kubernetes/cmd/$1" ;;
-  esac
-}
-
-build_kube() {
-  local mod="$cache/src/kube-$KUBE_VERSION"
-  mkdir -p "$mod"
+# The wrapper module of k8s.io/kubernetes, resolved once per version (its own lock: a --graph
+# caller need not wait for a build).
+resolve_kube() {
+  mkdir -p "$kube_mod"
   (
-    cd "$mod"
+    exec 7>"$kube_mod.lock"
+    flock 7
+    cd "$kube_mod"
+    [ -f resolved ] && [ "$(cat resolved)" = "$KUBE_VERSION" ] && exit 0
+    go_module_env
+    rm -f resolved
     go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" >/dev/null
     local gomod
     gomod=$(go env GOMODCACHE)/cache/download/k8s.io/kubernetes/@v/$KUBE_VERSION.mod
@@ -74,6 +74,34 @@ GO
     go mod tidy -e >/dev/null 2>&1 || true
     go get "k8s.io/kubernetes@$KUBE_VERSION" >/dev/null
     go mod tidy >/dev/null
+    echo "$KUBE_VERSION" > resolved
+  )
+}
+if [ "$mode" = --graph ]; then resolve_kube; echo "$kube_mod"; exit 0; fi
+
+have_all() { for b in "${want[@]}"; do [ -x "$bin/$b" ] || return 1; done; }
+if have_all; then echo "$bin"; exit 0; fi
+
+mkdir -p "$bin" "$cache/src"
+# One build of a version at a time (setup's lanes, tests run in parallel): a second caller waits
+# for the first and then finds the binaries made.
+exec 9>"$bin.lock"
+flock 9
+if have_all; then echo "$bin"; exit 0; fi
+go_module_env
+ldflags="-s -w"
+# The package of each program: cmd/<name>, but for the DRA test driver of Kubernetes' e2e tests.
+kube_package() {
+  case "$1" in
+    dra-test-driver) echo k8s.io/kubernetes/test/e2e/dra/test-driver ;;
+    *) echo "k8s.io/kubernetes/cmd/$1" ;;
+  esac
+}
+
+build_kube() {
+  resolve_kube
+  (
+    cd "$kube_mod"
     # One `go build` of every missing program: their packages compile once and the programs link
     # side by side (a link is mostly one core's work) into a fresh folder, renamed into place.
     local todo=() packages=() c
@@ -91,59 +119,29 @@ GO
   )
 }
 
+# etcd beside Kubernetes' modules when Kubernetes' etcd client is of the same release (both then
+# share grpc, protobuf and etcd's API packages); else on its own.
 build_etcd() {
   [ -x "$bin/etcd" ] && return 0
-  local mod="$cache/src/etcd-$ETCD_VERSION"
-  mkdir -p "$mod"
-  (
-    cd "$mod"
-    printf 'module local/etcdbuild\n\ngo 1.23\n' > go.mod
-    cat > main.go <<'GO'
-// A minimal main for etcd: the server's own entry point.
-package main
-
-import (
-	"os"
-
-	"go.etcd.io/etcd/server/v3/etcdmain"
-)
-
-func main() { etcdmain.Main(os.Args) }
-GO
-    go get "go.etcd.io/etcd/server/v3@$ETCD_VERSION" >/dev/null 2>&1
-    go mod tidy >/dev/null
-    log "building etcd"
-    go build -ldflags "$ldflags" -o "$bin/etcd.tmp" .
-    mv "$bin/etcd.tmp" "$bin/etcd"
-  )
+  local client
+  client=$(cd "$kube_mod" && go list -m -f '{{.Version}}' go.etcd.io/etcd/client/v3 2>/dev/null) || client=""
+  if [ "$client" = "$ETCD_VERSION" ]; then
+    go_module_build_beside "$kube_mod" etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3 "$bin/etcd"
+  else
+    go_module_fetch etcd go.etcd.io/etcd/server/v3 "$ETCD_VERSION" go.etcd.io/etcd/server/v3
+    go_module_build go.etcd.io/etcd/server/v3 "$bin/etcd"
+  fi
 }
 
 build_helm() {
   [ -x "$bin/helm" ] && return 0
-  local mod="$cache/src/helm-$HELM_VERSION"
-  mkdir -p "$mod"
-  (
-    cd "$mod"
-    printf 'module local/helmbuild\n\ngo 1.24\n' > go.mod
-    cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import _ "helm.sh/helm/v3/cmd/helm"
-GO
-    go get "helm.sh/helm/v3@$HELM_VERSION" >/dev/null 2>&1
-    go mod tidy >/dev/null
-    log "building helm"
-    go build -tags tools -ldflags "$ldflags" -o "$bin/helm.tmp" helm.sh/helm/v3/cmd/helm
-    mv "$bin/helm.tmp" "$bin/helm"
-  )
+  go_module_build_beside "$kube_mod" helm helm.sh/helm/v3 "$HELM_VERSION" helm.sh/helm/v3/cmd/helm "$bin/helm"
 }
 
 start=$(date +%s)
-build_etcd
 build_kube
-build_helm
+(build_etcd)
+(build_helm)
 have_all || { log "missing binaries in $bin"; exit 1; }
 log "built in $(( $(date +%s) - start ))s"
 echo "$bin"

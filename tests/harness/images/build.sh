@@ -49,7 +49,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../../.." && pwd)
 # shellcheck source=/dev/null
 source "$here/../versions.env"
-cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
+# shellcheck source=../../../scripts/lib/go-module.sh
+source "$here/../../../scripts/lib/go-module.sh"
+cache=$go_module_cache
 bin="$cache/bin/images-buildkit-$BUILDKIT_VERSION-registry-$REGISTRY_VERSION"
 state="$cache/images"   # shared: lock, Debian base, BuildKit's root, registry storage, stamps
 log() { echo "[images] $*" >&2; }
@@ -81,7 +83,7 @@ go_build_tools() {  # go_build_tools <module dir> <module@version> <version ldfl
   mkdir -p "$mod"
   (
     cd "$mod"
-    export GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0
+    go_module_env
     printf 'module local/%s\n\ngo 1.25.0\n' "$(basename "$mod")" > go.mod
     { echo '//go:build tools'; echo; echo 'package tools'; echo; echo 'import ('
       for p in "$@"; do echo "	_ \"$p\""; done; echo ')'; } > tools.go

@@ -3,6 +3,9 @@
 # in tests/harness/versions.env and keeps its CRDs and webhook manifests from the same module beside it.
 # Cached per version under $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run
 # returns at once. Prints the directory (kueue, crd/, webhook.yaml) on its last line.
+# Built with its own modules, not beside the control plane's (as KWOK, etcd and helm are): v0.17.0
+# does not compile against the k8s.io modules of Kubernetes 1.37 (its Kubeflow Trainer API
+# dependency names core/v1 types 1.37 removed).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=/dev/null

@@ -4,7 +4,9 @@
 # on its last line.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-cache=${NCCLOP_CACHE:-$HOME/.cache/nccl-operator}
+# shellcheck source=../../../scripts/lib/go-module.sh
+source "$here/../../../scripts/lib/go-module.sh"
+cache=$go_module_cache
 hash=$(cd "$here" && cat go.mod go.sum ./*.go | sha256sum | cut -c1-16)
 bin="$cache/testnode/$hash/testnode"
 if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
@@ -13,6 +15,6 @@ echo "[testnode-build] building $bin" >&2
 # Tests running in parallel may build at the same time: each writes its own file and the
 # rename is atomic, so the last one wins with the same bytes.
 tmp="$bin.tmp.$$"
-(cd "$here" && GOFLAGS=-trimpath GOTOOLCHAIN=local CGO_ENABLED=0 go build -ldflags "-s -w" -o "$tmp" .)
+(cd "$here" && go_module_env && go build -ldflags "-s -w" -o "$tmp" .)
 mv -f "$tmp" "$bin"
 echo "$bin"
