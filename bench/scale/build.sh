@@ -19,8 +19,11 @@ if [ -x "$out/kwok" ] && [ -d "$out/crds" ]; then echo "$out"; exit 0; fi
 
 mkdir -p "$out"
 graph=$("$here/../../tests/harness/controlplane/build.sh" --graph | tail -1)
-go_module_build_beside "$graph" kwok sigs.k8s.io/kwok "$version" sigs.k8s.io/kwok/cmd/kwok "$out/kwok" \
+# The binary is built aside and moved in last: `kwok` in place means the CRDs are there too.
+go_module_build_beside "$graph" kwok sigs.k8s.io/kwok "$version" sigs.k8s.io/kwok/cmd/kwok "$out/kwok.new" \
   "-X sigs.k8s.io/kwok/pkg/consts.Version=$version"
-rm -rf "$out/crds" && mkdir -p "$out/crds"
-cp "$go_module_src"/kustomize/crd/bases/*.yaml "$out/crds/"
+rm -rf "$out/crds" "$out/crds.new" && mkdir -p "$out/crds.new"
+cp "$go_module_src"/kustomize/crd/bases/*.yaml "$out/crds.new/"
+mv "$out/crds.new" "$out/crds"
+mv "$out/kwok.new" "$out/kwok"
 echo "$out"

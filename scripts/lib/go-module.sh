@@ -53,14 +53,12 @@ go_module_fetch() {
   [ -z "$graph" ] || dir="$dir-beside-$(basename "$graph")"
   mkdir -p "$dir" || return
   # One caller at a time in the wrapper module (setup, a test, a bench may build the same version).
-  exec 8>"$dir.lock"
-  flock 8
-  cd "$dir" || return
+  exec 8>"$dir.lock" && flock 8 && cd "$dir" || return
   {
     printf 'module local/%sbuild\n\ngo 1.25.0\n\nrequire %s %s\n\n' "$name" "$module" "$version"
     [ -z "$graph" ] || go_module_graph_requires "$graph" "$module"
   } > go.mod || return
-  printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$package" > tools.go
+  printf '//go:build tools\n\npackage tools\n\nimport _ "%s"\n' "$package" > tools.go || return
   echo "[$go_module_who] resolving $module $version${graph:+ beside $(basename "$graph")}" >&2
   go get "$module@$version" >/dev/null 2>&1 || go get "$module@$version" || return
   go mod tidy >/dev/null 2>&1 || go mod tidy || return
@@ -76,8 +74,7 @@ go_module_build() {
   start=$(date +%s)
   echo "[$go_module_who] building $package" >&2
   go build -ldflags "-s -w $ldflags" -o "$binary.tmp.$$" "$package" || { rm -f "$binary.tmp.$$"; return 1; }
-  chmod -R u+w "$(dirname "$binary")"
-  mv "$binary.tmp.$$" "$binary"
+  chmod -R u+w "$(dirname "$binary")" && mv "$binary.tmp.$$" "$binary" || return
   echo "[$go_module_who] built in $(( $(date +%s) - start ))s" >&2
 }
 

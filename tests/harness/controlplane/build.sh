@@ -29,16 +29,34 @@ case "$mode" in
 esac
 want=("${kube_cmds[@]}" etcd helm)
 
-# The wrapper module of k8s.io/kubernetes, resolved once per version (its own lock: a --graph
-# caller need not wait for a build).
+# The programs of k8s.io/kubernetes the harness builds (with --node); their wrapper module imports
+# them all, so that one resolution serves every build.
+kube_tools_go='//go:build tools
+
+package tools
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+	_ "k8s.io/kubernetes/cmd/kubelet"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/test/e2e/dra/test-driver"
+)'
+
+# The wrapper module of k8s.io/kubernetes, resolved once for a version, these imports and this Go
+# (the key in the file `resolved`); its own lock, so a --graph caller need not wait for a build.
 resolve_kube() {
   mkdir -p "$kube_mod"
   (
     exec 7>"$kube_mod.lock"
     flock 7
     cd "$kube_mod"
-    [ -f resolved ] && [ "$(cat resolved)" = "$KUBE_VERSION" ] && exit 0
     go_module_env
+    local key
+    key=$(printf '%s\n%s\n%s\n' "$KUBE_VERSION" "$kube_tools_go" "$(go env GOVERSION)" | sha256sum | cut -c1-16)
+    [ -f resolved ] && [ "$(cat resolved)" = "$key" ] && exit 0
     rm -f resolved
     go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" >/dev/null
     local gomod
@@ -55,26 +73,12 @@ resolve_kube() {
       # local paths; a consumer must replace each with the published v0.X.Y instead.
       grep -E '^\s+k8s.io/\S+ v0.0.0$' "$gomod" | awk -v v="$staging" '{print "replace " $1 " => " $1 " " v}'
     } > go.mod
-    cat > tools.go <<'GO'
-//go:build tools
-
-package tools
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-	_ "k8s.io/kubernetes/cmd/kubelet"
-	_ "k8s.io/kubernetes/cmd/kube-proxy"
-	_ "k8s.io/kubernetes/test/e2e/dra/test-driver"
-)
-GO
+    printf '%s\n' "$kube_tools_go" > tools.go
     log "resolving k8s.io/kubernetes $KUBE_VERSION modules"
     go mod tidy -e >/dev/null 2>&1 || true
     go get "k8s.io/kubernetes@$KUBE_VERSION" >/dev/null
     go mod tidy >/dev/null
-    echo "$KUBE_VERSION" > resolved
+    echo "$key" > resolved
   )
 }
 if [ "$mode" = --graph ]; then resolve_kube; echo "$kube_mod"; exit 0; fi

@@ -53,6 +53,7 @@ GO
     # One build of the three: their packages compile once and they link side by side.
     echo "[realnode-build] building containerd, containerd-shim-runc-v2, ctr" >&2
     out=$(mktemp -d "$1/containerd.out.XXXXXX")
+    trap "rm -rf \"$out\"" EXIT
     CGO_ENABLED=0 go build -tags "tools no_btrfs no_devmapper no_zfs" \
       -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$0" -o "$out/" \
       github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
@@ -82,6 +83,7 @@ build_cni() {
     go mod tidy >/dev/null 2>&1 || go mod tidy
     echo "[realnode-build] building bridge, loopback, host-local" >&2
     out=$(mktemp -d "$1/cni.out.XXXXXX")
+    trap "rm -rf \"$out\"" EXIT
     CGO_ENABLED=0 go build -tags tools -ldflags "-s -w" -o "$out/" \
       github.com/containernetworking/plugins/plugins/main/bridge \
       github.com/containernetworking/plugins/plugins/main/loopback \
