@@ -74,6 +74,7 @@ class JobRbacTest : public ::testing::Test {
         auto made = admin_->Create(resources::kPods, ns_, pod);
         ASSERT_TRUE(made.ok()) << made.status().ToString();
       }
+      WaitUntilTheBindingIsSeen(spec);
     }
     alpha_ = ClientFor("alpha-nccl");
   }
@@ -91,6 +92,33 @@ class JobRbacTest : public ::testing::Test {
     ASSERT_TRUE(binding.ok()) << binding.status().ToString();
     Json cm = {{"metadata", {{"name", job.name + "-nccl"}}}, {"data", {{"attempt", "1"}}}};
     ASSERT_TRUE(admin_->Create(resources::kConfigMaps, ns_, cm).ok());
+    WaitUntilTheBindingIsSeen(job);
+  }
+
+  // The API server's RBAC authorizer reads Roles and RoleBindings through its own informers, so a
+  // grant made a moment ago may not be seen yet (more often on a busy machine). Waits, 30 s at
+  // most, until it lets the job's RoleBinding subject get the job's ConfigMap (SubjectAccessReview).
+  void WaitUntilTheBindingIsSeen(const ncclop::api::NcclJob& job) {
+    const Json subject = ncclop::desired::RoleBinding(job)["subjects"][0];
+    const std::string user = "system:serviceaccount:" + ns_ + ":" + subject["name"].get<std::string>();
+    Json review = {{"apiVersion", "authorization.k8s.io/v1"},
+                   {"kind", "SubjectAccessReview"},
+                   {"spec",
+                    {{"user", user},
+                     {"groups", Json::array({"system:serviceaccounts", "system:serviceaccounts:" + ns_,
+                                             "system:authenticated"})},
+                     {"resourceAttributes",
+                      {{"namespace", ns_}, {"verb", "get"}, {"resource", "configmaps"}, {"name", job.name + "-nccl"}}}}}};
+    bool allowed = testsupport::WaitFor(
+        [&] {
+          auto response = admin_->Request("POST", "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+                                          review.dump(), "application/json");
+          if (!response.ok()) return false;
+          auto body = Json::parse(response->body, nullptr, false);
+          return body.is_object() && body["status"].value("allowed", false);
+        },
+        std::chrono::seconds(30));
+    ASSERT_TRUE(allowed) << user << " was never granted get on " << job.name << "-nccl";
   }
 
   // A user's own ServiceAccount carrying a cloud role (IRSA style), made before the job.
