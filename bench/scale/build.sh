@@ -2,8 +2,9 @@
 # Builds KWOK (sigs.k8s.io/kwok: fake nodes and the lifecycle of their pods, driven by Stage
 # objects) from its Go module at $KWOK_VERSION (default: the pin in tests/harness/versions.env)
 # through a throw-away wrapper module, beside the control plane's Kubernetes modules. Cached per
-# version under $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run returns at once. Prints the directory that holds `kwok` and `crds/` (its Stage CRD and the
-# other CRDs it watches) on its last line. Nothing of KWOK is copied into this repository.
+# version under $NCCLOP_CACHE (default ~/.cache/nccl-operator); a second run returns at once.
+# Prints the directory that holds `kwok` and `crds/` (its Stage CRD and the other CRDs it watches)
+# on its last line. Nothing of KWOK is copied into this repository.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=../../scripts/lib/go-module.sh

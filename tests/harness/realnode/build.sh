@@ -58,8 +58,7 @@ GO
       -ldflags "-s -w -X github.com/containerd/containerd/v2/version.Version=$0" -o "$out/" \
       github.com/containerd/containerd/v2/cmd/containerd github.com/containerd/containerd/v2/cmd/containerd-shim-runc-v2 \
       github.com/containerd/containerd/v2/cmd/ctr
-    for c in containerd containerd-shim-runc-v2 ctr; do mv "$out/$c" "$1/$c"; done
-    rm -rf "$out"' "$CONTAINERD_VERSION" "$bin"
+    for c in containerd containerd-shim-runc-v2 ctr; do mv "$out/$c" "$1/$c"; done' "$CONTAINERD_VERSION" "$bin"
 }
 
 build_runc() {
@@ -88,8 +87,7 @@ build_cni() {
       github.com/containernetworking/plugins/plugins/main/bridge \
       github.com/containernetworking/plugins/plugins/main/loopback \
       github.com/containernetworking/plugins/plugins/ipam/host-local
-    for p in bridge loopback host-local; do mv "$out/$p" "$1/$p"; done
-    rm -rf "$out"' "$CNI_PLUGINS_VERSION" "$bin"
+    for p in bridge loopback host-local; do mv "$out/$p" "$1/$p"; done' "$CNI_PLUGINS_VERSION" "$bin"
 }
 
 # CoreDNS's own main links every plugin (clouds, etcd, ...); ours registers only the ones the

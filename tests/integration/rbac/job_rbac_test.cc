@@ -58,23 +58,14 @@ class JobRbacTest : public ::testing::Test {
     ASSERT_TRUE(testsupport::WaitFor([&] { return admin_->Get(resources::kServiceAccounts, ns_, "default").ok(); },
                                      std::chrono::seconds(30)));
     for (const char* job : {"alpha", "beta"}) {
-      auto spec = JobNamed(job, ns_);
-      for (auto [resource, object] :
-           {std::pair{&resources::kServiceAccounts, ncclop::desired::ServiceAccount(spec)},
-            std::pair{&resources::kRoles, ncclop::desired::Role(spec)},
-            std::pair{&resources::kRoleBindings, ncclop::desired::RoleBinding(spec)}}) {
-        auto created = admin_->Create(*resource, ns_, WithoutOwner(object));
-        ASSERT_TRUE(created.ok()) << created.status().ToString();
-      }
-      Json cm = {{"metadata", {{"name", std::string(job) + "-nccl"}}}, {"data", {{"attempt", "1"}}}};
-      ASSERT_TRUE(admin_->Create(resources::kConfigMaps, ns_, cm).ok());
+      CreateJobObjects(JobNamed(job, ns_));
+      if (HasFatalFailure()) return;
       for (int i = 0; i < 2; ++i) {
         Json pod = {{"metadata", {{"name", std::string(job) + "-" + std::to_string(i)}}},
                     {"spec", {{"containers", Json::array({{{"name", "c"}, {"image", "i"}}})}}}};
         auto made = admin_->Create(resources::kPods, ns_, pod);
         ASSERT_TRUE(made.ok()) << made.status().ToString();
       }
-      WaitUntilTheBindingIsSeen(spec);
     }
     alpha_ = ClientFor("alpha-nccl");
   }
