@@ -7,6 +7,8 @@
 #include "contract/names.h"
 #include "controller/gang_api.h"
 #include "logging/log.h"
+#include "observed/fields.h"
+#include "observed/pod.h"
 #include "observed/ownership.h"
 #include "policy/fast_publish.h"
 
@@ -77,6 +79,9 @@ Controller::Controller(std::shared_ptr<kube::Client> client, ControllerOptions o
 std::vector<kube::EventHandlers> Controller::HandlersFor(const Watch& watch) {
   using kube::ObjectPtr;
   std::vector<kube::EventHandlers> out;
+  if (watch.remember_gone_disrupted) {
+    out.push_back({[this](const ObjectPtr& o) { PodAdded(o); }, nullptr, [this](const ObjectPtr& o) { PodDeleted(o); }});
+  }
   if (watch.queue_job && watch.of == Watch::Of::kJobs) {
     out.push_back({[this](const ObjectPtr& o) { EnqueueJob(o); },
                    [this](const ObjectPtr&, const ObjectPtr& o) { EnqueueJob(o); },
@@ -105,6 +110,18 @@ void Controller::EnqueueJob(const kube::ObjectPtr& object) { queue_.Add(kube::Ob
 
 void Controller::EnqueueOwner(const kube::ObjectPtr& object) {
   if (std::string job = observed::OwningJobKey(*object); !job.empty()) queue_.Add(job);
+}
+
+void Controller::PodAdded(const kube::ObjectPtr& pod) {
+  const nlohmann::json& labels = observed::ObjectField(observed::Metadata(*pod), "labels");
+  std::string job = observed::OwningJobKey(*pod);
+  if (job.empty()) return;
+  reconciler_->memory().PodAt(job, observed::CountField(labels, contract::kLabelAttempt, 0),
+                              observed::CountField(labels, contract::kLabelIndex, -1));
+}
+
+void Controller::PodDeleted(const kube::ObjectPtr& pod) {
+  if (auto gone = observed::GoneDisruptedOf(*pod)) reconciler_->memory().PodGoneDisrupted(*gone);
 }
 
 void Controller::ChildChanged(const kube::ObjectPtr& object) {

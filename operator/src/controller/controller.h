@@ -61,6 +61,9 @@ class Controller {
   void EnqueueOwner(const kube::ObjectPtr& object);
   // A child of a job (Service, Role, RoleBinding, ServiceAccount, gang Workload or PodGroup) was deleted or changed.
   void ChildChanged(const kube::ObjectPtr& object);
+  // The pods watch's remember_gone_disrupted (controller/watches.h).
+  void PodAdded(const kube::ObjectPtr& pod);
+  void PodDeleted(const kube::ObjectPtr& pod);
   void EnqueuePublish(const kube::ObjectPtr& before, const kube::ObjectPtr& now);
   // What an event of a watched object does (the row's reactions, in the row's order).
   std::vector<kube::EventHandlers> HandlersFor(const Watch& watch);

@@ -14,8 +14,29 @@ policy::Remembered JobMemory::Recall(const api::NcclJob& job) {
     if (missing && missing->uid == job.uid) out.priority_class_missing = missing->message;
     const auto& written = it->second.id_written;
     if (written && written->first == job.uid) out.id_written_attempt = written->second;
+    const Job& j = it->second;
+    if (j.gone_uid == job.uid && j.gone_attempt == job.status.attempt) out.gone_disrupted = j.gone_disrupted;
   }
   return out;
+}
+
+void JobMemory::PodGoneDisrupted(const observed::GoneDisrupted& gone) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(gone.job_key);
+  if (it == jobs_.end()) return;
+  Job& job = it->second;
+  if (job.gone_uid != gone.job_uid || job.gone_attempt < gone.attempt) {
+    job.gone_uid = gone.job_uid;
+    job.gone_attempt = gone.attempt;
+    job.gone_disrupted.clear();
+  }
+  if (job.gone_attempt == gone.attempt) job.gone_disrupted[gone.index] = gone.disruption;
+}
+
+void JobMemory::PodAt(const std::string& key, int attempt, int index) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = jobs_.find(key);
+  if (it != jobs_.end() && it->second.gone_attempt == attempt) it->second.gone_disrupted.erase(index);
 }
 
 void JobMemory::IdWritten(const api::NcclJob& job, int attempt) {

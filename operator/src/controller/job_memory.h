@@ -7,7 +7,9 @@
 //   - the priority class its Kueue Workload needs that did not exist when last read;
 //   - the API server's warnings on its pod creates already reported (one event per text);
 //   - when its status was last written, and when a reconcile last held a change of its counts
-//     back (status/write_pace.h paces those writes, and the job's reconciles while one is held).
+//     back (status/write_pace.h paces those writes, and the job's reconciles while one is held);
+//   - its pods of one attempt whose delete event showed them disrupted (a reconcile that comes
+//     after the delete sees them only gone).
 // One lock for all of it; Forget(job) drops all of it once the job is gone. A restart forgets
 // everything and learns it again (a child made sure of again, a create refused again, a class
 // read again). Decide reads its part through Recall (policy::Remembered), never this object.
@@ -23,6 +25,7 @@
 #include <utility>
 
 #include "api/nccl_job.h"
+#include "observed/pod.h"
 #include "policy/decide.h"
 
 namespace ncclop::controller {
@@ -80,6 +83,13 @@ class JobMemory {
   // This process wrote the id of the job's `attempt` (Remembered::id_written_attempt).
   void IdWritten(const api::NcclJob& job, int attempt);
 
+  // A pod of a job was deleted while disrupted (observed::GoneDisruptedOf). Kept for its job UID
+  // and the latest attempt only, and only for a job this process already knows (so a delete
+  // that comes after Forget keeps nothing). Recall gives those of the job's current attempt.
+  void PodGoneDisrupted(const observed::GoneDisrupted& gone);
+  // A pod of the job is at `index` of `attempt` (again): one remembered gone there is no longer.
+  void PodAt(const std::string& key, int attempt, int index);
+
   // The job is gone.
   void Forget(const std::string& key);
 
@@ -116,6 +126,9 @@ class JobMemory {
     std::optional<StatusWrite> status_written;
     std::optional<std::chrono::steady_clock::time_point> counts_held_at;
     std::optional<std::pair<std::string, int>> id_written;  // the job UID, the attempt
+    std::string gone_uid;                                   // the job UID gone_disrupted is of
+    int gone_attempt = 0;                                   // the attempt gone_disrupted is of
+    std::map<int, observed::Disruption> gone_disrupted;     // by index
   };
   policy::PodCreateVerdict VerdictLocked(const std::string& key, const api::NcclJob& job);  // holds mu_
 

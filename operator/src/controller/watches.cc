@@ -29,8 +29,8 @@ std::vector<Watch> Watches(desired::GangApi gang) {
   // owner); so do the gang scheduler's Workloads and PodGroups, and ComputeDomains.
   std::vector<Watch> watches = {
       {.name = "nccljobs", .resource = kNcclJobs, .of = Of::kJobs, .queue_job = true, .cache = &Caches::jobs},
-      {.name = "pods", .resource = res::kPods, .keep = Keep::kPodFacts, .index_by_job = true, .queue_job = true,
-       .publish_root_id = true, .cache = &Caches::pods},
+      {.name = "pods", .resource = res::kPods, .keep = Keep::kPodFacts, .index_by_job = true,
+       .remember_gone_disrupted = true, .queue_job = true, .publish_root_id = true, .cache = &Caches::pods},
       {.name = "configmaps", .resource = res::kConfigMaps, .queue_job = true, .cache = &Caches::configmaps},
       {.name = "workloads", .resource = kKueueWorkloads, .queue_job = true, .served = kKueueServed,
        .not_served = kKueueNotServed, .cache = &Caches::kueue_workloads},

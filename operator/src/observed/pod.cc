@@ -7,6 +7,7 @@
 #include "api/nccl_job.h"
 #include "contract/names.h"
 #include "observed/fields.h"
+#include "observed/ownership.h"
 
 namespace ncclop::observed {
 namespace {
@@ -256,6 +257,22 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
   ObserveStall(status, out);
   if (!out.Terminal() && !out.terminating) ObserveStartBlocked(status, out);
   return out;
+}
+
+std::optional<GoneDisrupted> GoneDisruptedOf(const Json& pod) {
+  std::optional<Disruption> disruption = DisruptionOf(ObjectField(pod, "status"));
+  const std::string key = OwningJobKey(pod);
+  if (!disruption || key.empty()) return std::nullopt;
+  const Json& md = Metadata(pod);
+  std::string uid;
+  for (const Json& ref : ArrayField(md, "ownerReferences")) {
+    if (StringField(ref, "kind") == contract::kKind) uid = StringField(ref, "uid");
+  }
+  const Json& labels = ObjectField(md, "labels");
+  const int index = CountField(labels, contract::kLabelIndex, -1);
+  const int attempt = CountField(labels, contract::kLabelAttempt, 0);
+  if (uid.empty() || index < 0 || attempt < 1) return std::nullopt;
+  return GoneDisrupted{key, uid, attempt, index, *disruption};
 }
 
 }  // namespace ncclop::observed

@@ -56,4 +56,18 @@ struct ObservedPod {
 
 ObservedPod ObservePod(const nlohmann::json& pod, const std::string& trainer_container);
 
+// A job's pod deleted while disrupted, from the last state its delete event carried. Once it is
+// gone no cache holds that state: a reconcile that comes only then sees a pod that disappeared,
+// no disruption (policy/failure_policy.h). So the controller remembers these
+// (controller/job_memory.h).
+struct GoneDisrupted {
+  std::string job_key;  // namespace/<nccl.dev/job-name label>
+  std::string job_uid;  // its NcclJob owner reference's UID
+  int attempt = 0;
+  int index = -1;
+  Disruption disruption;
+};
+// nullopt for a pod of no job, or one that was not disrupted.
+std::optional<GoneDisrupted> GoneDisruptedOf(const nlohmann::json& pod);
+
 }  // namespace ncclop::observed

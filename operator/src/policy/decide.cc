@@ -406,7 +406,8 @@ class Decider {
   // Judges the current attempt; true when it just ended (failed or succeeded).
   bool CurrentAttemptEnded() {
     const int attempt = st().attempt;
-    std::optional<AttemptFailure> failure = FindAttemptFailure(job_.name, View(), cm_.Published(attempt));
+    std::optional<AttemptFailure> failure =
+        FindAttemptFailure(job_.name, View(), cm_.Published(attempt), remembered_.gone_disrupted);
     if (!failure) failure = BlockedStartFailure();
     if (failure) {
       const api::FailurePolicy& fp = job_.spec.failure_policy;

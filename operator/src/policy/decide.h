@@ -2,6 +2,7 @@
 // the order the reconciler carries a Plan out in). decide.cc is the state machine.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,9 @@ struct Remembered {
   // The latest attempt whose id this process wrote for the job's UID (the fast path's writes
   // too; 0: none): the cached ConfigMap may not show the write yet.
   int id_written_attempt = 0;
+  // Pods of the job's current attempt, by index, whose delete event showed them disrupted
+  // (observed::GoneDisruptedOf): a reconcile may see them only gone (FindAttemptFailure).
+  std::map<int, observed::Disruption> gone_disrupted = {};
 };
 
 // kueue_workload: the job's Kueue Workload (only read for a job with a queue name).

@@ -7,7 +7,8 @@
 namespace ncclop::policy {
 
 std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, const observed::AttemptView& attempt,
-                                                 bool id_published) {
+                                                 bool id_published,
+                                                 const std::map<int, observed::Disruption>& gone_disrupted) {
   const auto& by_index = attempt.by_index;
   const int replicas = attempt.replicas;
   for (const auto& [index, pod] : by_index) {
@@ -15,6 +16,11 @@ std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, co
       return AttemptFailure{pod->name, "pod " + pod->name + " was " + pod->disruption->account, pod->trainer_exit_code,
                             pod->disruption};
     }
+  }
+  for (const auto& [index, disruption] : gone_disrupted) {
+    if (index < 0 || index >= replicas || by_index.contains(index)) continue;
+    std::string name = contract::PodName(job_name, index);
+    return AttemptFailure{name, "pod " + name + " was " + disruption.account, std::nullopt, disruption};
   }
   for (const auto& [index, pod] : by_index) {
     if (pod->failed && !pod->stalled) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -26,10 +27,14 @@ struct AttemptFailure {
 // as failed once the id was published: it cannot rejoin that attempt's communicator. When any
 // failed or deleted pod of the attempt was disrupted, the attempt ended by that disruption: the
 // crashes of its peers that lost their communicator follow from it. A pod that vanished without
-// being seen disrupted counts as a failure (nothing tells why it went). A pod that failed on its
-// own comes before stalled ones; when the attempt stalled, the failure names every stalled pod.
+// being seen disrupted counts as a failure (nothing tells why it went); `gone_disrupted` (by
+// index) names the attempt's pods whose delete event showed them disrupted, a reconcile having
+// seen them only gone (Remembered::gone_disrupted): they count as disrupted, whether or not the
+// id was published, unless a pod of the attempt is at their index again. A pod that failed on
+// its own comes before stalled ones; when the attempt stalled, the failure names every stalled pod.
 std::optional<AttemptFailure> FindAttemptFailure(const std::string& job_name, const observed::AttemptView& attempt,
-                                                 bool id_published);
+                                                 bool id_published,
+                                                 const std::map<int, observed::Disruption>& gone_disrupted = {});
 
 enum class FailureVerdict {
   kRestart,                // counts in status.restarts

@@ -63,5 +63,49 @@ TEST(JobMemory, ApiWarningsRememberedPerJobAreBounded) {
   EXPECT_FALSE(memory.FirstApiWarning(job, "one too many")) << "no more events for this job";
 }
 
+TEST(JobMemory, PodsGoneDisruptedAreRecalledForTheJobsCurrentAttempt) {
+  JobMemory memory;
+  api::NcclJob job = testing::Job();
+  job.status.attempt = 2;
+  const observed::Disruption eviction{"Eviction", "evicted"};
+  observed::GoneDisrupted gone{"ml/demo", job.uid, 2, 1, eviction};
+
+  memory.PodGoneDisrupted(gone);
+  EXPECT_TRUE(memory.Recall(job).gone_disrupted.empty()) << "a job this process does not know keeps nothing";
+
+  memory.StatusWritten(job);  // now it knows the job
+  memory.PodGoneDisrupted(gone);
+  EXPECT_EQ(memory.Recall(job).gone_disrupted, (std::map<int, observed::Disruption>{{1, eviction}}));
+
+  api::NcclJob later = job;
+  later.status.attempt = 3;
+  EXPECT_TRUE(memory.Recall(later).gone_disrupted.empty()) << "of attempt 2 only";
+  api::NcclJob again = job;  // deleted and created under the same name
+  again.uid = "uid-2";
+  EXPECT_TRUE(memory.Recall(again).gone_disrupted.empty());
+
+  observed::GoneDisrupted older = gone;
+  older.attempt = 1;
+  older.index = 0;
+  memory.PodGoneDisrupted(older);
+  EXPECT_EQ(memory.Recall(job).gone_disrupted.size(), 1u) << "an older attempt's delete changes nothing";
+
+  memory.PodAt("ml/demo", 1, 1);
+  EXPECT_EQ(memory.Recall(job).gone_disrupted.size(), 1u) << "a pod of another attempt";
+  memory.PodAt("ml/demo", 2, 1);
+  EXPECT_TRUE(memory.Recall(job).gone_disrupted.empty()) << "made again at its index";
+
+  observed::GoneDisrupted newer = gone;
+  memory.PodGoneDisrupted(newer);
+  newer.attempt = 3;
+  newer.index = 0;
+  memory.PodGoneDisrupted(newer);
+  EXPECT_EQ(memory.Recall(later).gone_disrupted.size(), 1u) << "a newer attempt drops the older one's";
+  EXPECT_TRUE(memory.Recall(job).gone_disrupted.empty());
+
+  memory.Forget("ml/demo");
+  EXPECT_TRUE(memory.Recall(later).gone_disrupted.empty());
+}
+
 }  // namespace
 }  // namespace ncclop::controller

@@ -337,5 +337,31 @@ TEST(ObservePod, ReadsTheProgressAnnotation) {
   EXPECT_EQ(ObservePod(pod, "trainer").progress, R"({"step":3})");
 }
 
+// A pod's delete event carries its last state; a disrupted pod of a job is remembered from it.
+TEST(GoneDisruptedOf, ReadsTheJobIndexAttemptAndDisruptionOfADeletedPod) {
+  Json pod = Json::parse(R"({"metadata":{"name":"demo-2","namespace":"ml",
+      "labels":{"nccl.dev/job-name":"demo","nccl.dev/index":"2","nccl.dev/attempt":"3"},
+      "ownerReferences":[{"kind":"ConfigMap","uid":"other"},{"kind":"NcclJob","uid":"uid-1"}]},
+    "status":{"phase":"Running","conditions":[{"type":"DisruptionTarget","status":"True","reason":"EvictionByEvictionAPI"}]}})");
+  std::optional<GoneDisrupted> gone = GoneDisruptedOf(pod);
+  ASSERT_TRUE(gone);
+  EXPECT_EQ(gone->job_key, "ml/demo");
+  EXPECT_EQ(gone->job_uid, "uid-1");
+  EXPECT_EQ(gone->index, 2);
+  EXPECT_EQ(gone->attempt, 3);
+  EXPECT_EQ(gone->disruption.kind, "Eviction");
+
+  Json plain = pod;  // deleted by someone, no disruption
+  plain["status"]["conditions"] = Json::array();
+  EXPECT_FALSE(GoneDisruptedOf(plain));
+  Json orphan = pod;  // no NcclJob owner
+  orphan["metadata"]["ownerReferences"].erase(1);
+  EXPECT_FALSE(GoneDisruptedOf(orphan));
+  Json unlabelled = pod;
+  unlabelled["metadata"]["labels"].erase("nccl.dev/index");
+  EXPECT_FALSE(GoneDisruptedOf(unlabelled));
+  EXPECT_FALSE(GoneDisruptedOf(Json::parse(R"("a pod")")));
+}
+
 }  // namespace
 }  // namespace ncclop::observed

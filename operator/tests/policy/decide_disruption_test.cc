@@ -60,6 +60,26 @@ TEST(Decide, AnEvictionRestartsWithoutUsingARestart) {
   EXPECT_NE(next.events[0].message.find("after disruption 1"), std::string::npos) << next.events[0].message;
 }
 
+// The reconcile came only after the evicted pod was gone: its delete event, remembered, says why.
+TEST(Decide, AnEvictedPodSeenOnlyGoneIsADisruption) {
+  auto job = RunningJob();
+  auto pods = AllPods(1);
+  pods.erase(pods.begin() + 2);
+  Plan forgotten = Decide(job, pods, Published(1), kNow);
+  EXPECT_EQ(forgotten.status.restarts, 1) << "without the delete event: a pod that disappeared";
+
+  Remembered remembered;
+  remembered.gone_disrupted[2] = observed::Disruption{"Eviction", "evicted through the Eviction API, e.g. by a node drain"};
+  Plan p = Decide(job, pods, Published(1), kNow, remembered);
+  EXPECT_EQ(p.status.restarts, 0);
+  EXPECT_EQ(p.status.disruptions, 1);
+  EXPECT_TRUE(p.disrupted);
+  ASSERT_EQ(p.events.size(), 1u);
+  EXPECT_NE(p.events[0].message.find("was disrupted (Eviction: pod demo-2 was evicted through the Eviction API"),
+            std::string::npos)
+      << p.events[0].message;
+}
+
 TEST(Decide, ACrashAfterADisruptionStillCounts) {
   auto job = RunningJob(0, 1);
   auto pods = AllPods(2);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <vector>
 
 #include "observed/attempt.h"
@@ -82,6 +83,26 @@ TEST(FindAttemptFailure, ADisruptionTargetOnAPodStillRunningEndsNothing) {
   auto pods = AllPods(1);
   pods[1].disruption = Disruption{"Preemption", "preempted"};
   EXPECT_FALSE(FindAttemptFailure("demo", observed::ViewAttempt(pods, 1, 4), true));
+}
+
+// A pod deleted while disrupted may be seen by the reconcile only once it is gone: remembered
+// from its delete event, it ends the attempt as a disruption, not as a pod that disappeared.
+TEST(FindAttemptFailure, APodRememberedGoneDisruptedIsADisruption) {
+  std::vector<ObservedPod> pods = {Pod(0, 1), Pod(1, 1), Pod(3, 1)};
+  const std::map<int, Disruption> gone = {{2, Disruption{"Eviction", "evicted through the Eviction API"}}};
+  for (bool published : {false, true}) {
+    auto f = FindAttemptFailure("demo", observed::ViewAttempt(pods, 1, 4), published, gone);
+    ASSERT_TRUE(f) << "published " << published;
+    EXPECT_EQ(f->pod, "demo-2");
+    EXPECT_EQ(f->detail, "pod demo-2 was evicted through the Eviction API");
+    ASSERT_TRUE(f->disruption);
+    EXPECT_EQ(f->disruption->kind, "Eviction");
+  }
+
+  pods.push_back(Pod(2, 1));  // made again at its index: the one remembered is not this attempt's end
+  EXPECT_FALSE(FindAttemptFailure("demo", observed::ViewAttempt(pods, 1, 4), true, gone));
+  const std::map<int, Disruption> out_of_range = {{4, Disruption{"Eviction", "e"}}, {-1, Disruption{"Eviction", "e"}}};
+  EXPECT_FALSE(FindAttemptFailure("demo", observed::ViewAttempt(pods, 1, 4), true, out_of_range));
 }
 
 }  // namespace

@@ -363,6 +363,37 @@ TEST_F(OperatorTest, AFailedPodEndsTheAttemptAndTheNextGetsFreshPodsAndNoId) {
   EXPECT_NE(events.output.find("rs-1"), std::string::npos) << "the event says which pod failed:\n" << events.output;
 }
 
+// A pod evicted while no kubelet runs it (unscheduled) is gone within milliseconds; with the
+// operator paused meanwhile, its first reconcile after finds it gone, the disruption only in the
+// delete event. It still counts as a disruption (restarts 0), not as a pod that disappeared.
+TEST_F(OperatorTest, APodEvictedAndGoneAtOnceIsADisruptionNotARestart) {
+  auto& op = StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("ev", 3, "  failurePolicy:\n    backoffSeconds: 0\n    maxRestarts: 0\n")).exit_code, 0);
+  ASSERT_TRUE(WaitForPods("ev", 3, 1));
+  ASSERT_EQ(RunKubectl("annotate pod ev-0 -n " + ns_ + " nccl.dev/unique-id=QQ== nccl.dev/unique-id-attempt=1").exit_code, 0);
+  ASSERT_TRUE(WaitFor([&] { return GetJson("cm ev-nccl -n " + ns_)["data"].contains("uniqueId"); }, kTimeout));
+
+  const std::string eviction =
+      R"({"apiVersion":"policy/v1","kind":"Eviction","metadata":{"name":"ev-1","namespace":")" + ns_ + R"("}})";
+  op.Pause();
+  auto evicted = RunKubectl("create --raw /api/v1/namespaces/" + ns_ + "/pods/ev-1/eviction -f " +
+                            WriteTemp(ns_ + "-eviction", eviction));
+  const bool gone = WaitFor([&] { return RunKubectl("get pod ev-1 -n " + ns_).exit_code != 0; }, kTimeout);
+  op.Resume();
+  ASSERT_EQ(evicted.exit_code, 0) << evicted.output;
+  ASSERT_TRUE(gone);
+  ASSERT_TRUE(WaitForPods("ev", 3, 2)) << RunKubectl("get pods -n " + ns_ + " --show-labels").output;
+  Json status = Status(ns_, "ev");
+  EXPECT_EQ(status["attempt"], 2);
+  EXPECT_EQ(status["restarts"], 0) << "maxRestarts 0: a restart would have failed the job";
+  EXPECT_EQ(status["disruptions"], 1);
+  auto events = RunKubectl("get events -n " + ns_ + " --field-selector involvedObject.name=ev,reason=Restarting "
+                           "-o jsonpath={.items[*].message}");
+  EXPECT_NE(events.output.find("was disrupted (Eviction: pod ev-1 was evicted through the Eviction API"),
+            std::string::npos)
+      << events.output;
+}
+
 TEST_F(OperatorTest, AnAttemptRestartedInPlaceKeepsItsPodsAndPublishesOnlyOnceEveryPodRestarted) {
   StartOperator();
   ASSERT_EQ(Apply(ns_, JobYaml("ip", 3, "  failurePolicy:\n    backoffSeconds: 0\n    restartStrategy: InPlace\n")).exit_code, 0);

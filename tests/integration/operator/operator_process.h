@@ -51,6 +51,14 @@ class OperatorProcess {
     exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     return exit_code_;
   }
+  // SIGSTOP and SIGCONT: while paused, what happens in the cluster reaches the operator only as
+  // its watch events, all at once when it resumes.
+  void Pause() const {
+    if (pid_ > 0) kill(pid_, SIGSTOP);
+  }
+  void Resume() const {
+    if (pid_ > 0) kill(pid_, SIGCONT);
+  }
   bool Running() const { return pid_ > 0 && waitpid(pid_, nullptr, WNOHANG) == 0; }
   // Waits up to `timeout` for the process to end by itself; its exit code (128+signal), or -1
   // when it still runs.
