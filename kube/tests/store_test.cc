@@ -65,6 +65,24 @@ TEST(CacheUpdaterTest, ListThenEventsDriveHandlersAndCache) {
   EXPECT_EQ(store.ByIndex("job", "j").size(), 1u);
 }
 
+// before_delete sees the object while the cache still holds it (a reader that no longer finds it
+// can count on what the handler recorded); on_delete after it is gone. A relist's removals too.
+TEST(CacheUpdaterTest, BeforeDeleteRunsWhileTheCacheStillHoldsTheObject) {
+  Store store;
+  std::vector<std::string> calls;
+  auto cached = [&](const ObjectPtr& o) { return store.Get(ObjectKey(*o)) != nullptr ? " cached" : " gone"; };
+  std::vector<EventHandlers> handlers{{
+      .on_delete = [&](const ObjectPtr& o) { calls.push_back("delete " + ObjectKey(*o) + cached(o)); },
+      .before_delete = [&](const ObjectPtr& o) { calls.push_back("before " + ObjectKey(*o) + cached(o)); },
+  }};
+  CacheUpdater r(&store, &handlers);
+  r.ApplyList({Pod("a", "p0", "1", "j"), Pod("a", "p1", "2", "j")}, "2");
+  r.ApplyEvent(WatchEvent{EventType::kDeleted, Pod("a", "p1", "3", "j")});
+  r.ApplyList({Pod("a", "p2", "10", "j")}, "10");
+  EXPECT_EQ(calls, (std::vector<std::string>{"before a/p1 cached", "delete a/p1 gone", "before a/p0 cached",
+                                              "delete a/p0 gone"}));
+}
+
 TEST(CacheUpdaterTest, TransformRunsBeforeCacheAndHandlers) {
   Store store;
   std::vector<std::string> seen;  // what handlers saw of the "big" field

@@ -1,5 +1,7 @@
 #include "kube/cache_updater.h"
 
+#include <unordered_set>
+
 namespace kube {
 
 void StripManagedFields(nlohmann::json& object) {
@@ -25,6 +27,7 @@ void CacheUpdater::ApplyPreparedList(std::vector<nlohmann::json>&& items, const 
     previous.push_back(store_->Get(ObjectKey(*object)));
     fresh.push_back(std::move(object));
   }
+  BeforeRelistRemoves(fresh);
   std::vector<ObjectPtr> removed;
   store_->Replace(fresh, &removed);
   resource_version_ = resource_version;
@@ -38,6 +41,23 @@ void CacheUpdater::ApplyPreparedList(std::vector<nlohmann::json>&& items, const 
     }
     for (const auto& gone : removed) {
       if (h.on_delete) h.on_delete(gone);
+    }
+  }
+}
+
+void CacheUpdater::BeforeRelistRemoves(const std::vector<ObjectPtr>& fresh) {
+  bool wanted = false;
+  for (const auto& h : *handlers_) wanted = wanted || static_cast<bool>(h.before_delete);
+  if (!wanted) return;
+  std::unordered_set<std::string> kept;
+  kept.reserve(fresh.size());
+  for (const auto& object : fresh) kept.insert(ObjectKey(*object));
+  for (const std::string& key : store_->Keys()) {
+    if (kept.contains(key)) continue;
+    ObjectPtr last = store_->Get(key);
+    if (last == nullptr) continue;
+    for (const auto& h : *handlers_) {
+      if (h.before_delete) h.before_delete(last);
     }
   }
 }
@@ -62,9 +82,12 @@ bool CacheUpdater::ApplyEvent(WatchEvent&& event) {
       break;
     }
     case EventType::kDeleted: {
-      ObjectPtr old = store_->Remove(ObjectKey(event.object));
       if (prepare_) prepare_(event.object);
       ObjectPtr last = std::make_shared<const nlohmann::json>(std::move(event.object));
+      for (const auto& h : *handlers_) {
+        if (h.before_delete) h.before_delete(last);
+      }
+      store_->Remove(ObjectKey(*last));
       for (const auto& h : *handlers_) {
         if (h.on_delete) h.on_delete(last);
       }

@@ -7,9 +7,8 @@
 #include "contract/names.h"
 #include "controller/gang_api.h"
 #include "logging/log.h"
-#include "observed/fields.h"
-#include "observed/pod.h"
 #include "observed/ownership.h"
+#include "observed/pod.h"
 #include "policy/fast_publish.h"
 
 namespace ncclop::controller {
@@ -80,7 +79,8 @@ std::vector<kube::EventHandlers> Controller::HandlersFor(const Watch& watch) {
   using kube::ObjectPtr;
   std::vector<kube::EventHandlers> out;
   if (watch.remember_gone_disrupted) {
-    out.push_back({[this](const ObjectPtr& o) { PodAdded(o); }, nullptr, [this](const ObjectPtr& o) { PodDeleted(o); }});
+    out.push_back({.on_add = [this](const ObjectPtr& o) { PodAdded(o); },
+                   .before_delete = [this](const ObjectPtr& o) { PodDeleted(o); }});
   }
   if (watch.queue_job && watch.of == Watch::Of::kJobs) {
     out.push_back({[this](const ObjectPtr& o) { EnqueueJob(o); },
@@ -113,11 +113,8 @@ void Controller::EnqueueOwner(const kube::ObjectPtr& object) {
 }
 
 void Controller::PodAdded(const kube::ObjectPtr& pod) {
-  const nlohmann::json& labels = observed::ObjectField(observed::Metadata(*pod), "labels");
-  std::string job = observed::OwningJobKey(*pod);
-  if (job.empty()) return;
-  reconciler_->memory().PodAt(job, observed::CountField(labels, contract::kLabelAttempt, 0),
-                              observed::CountField(labels, contract::kLabelIndex, -1));
+  observed::PodPlace place = observed::PlaceOf(*pod);
+  if (!place.job_key.empty()) reconciler_->memory().PodAt(place.job_key, place.attempt, place.index);
 }
 
 void Controller::PodDeleted(const kube::ObjectPtr& pod) {

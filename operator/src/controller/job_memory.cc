@@ -25,6 +25,8 @@ void JobMemory::PodGoneDisrupted(const observed::GoneDisrupted& gone) {
   auto it = jobs_.find(gone.job_key);
   if (it == jobs_.end()) return;
   Job& job = it->second;
+  // A late delete of a pod of an earlier job of the same name changes nothing of this one's.
+  if (job.children_ensured_for && *job.children_ensured_for != gone.job_uid) return;
   if (job.gone_uid != gone.job_uid || job.gone_attempt < gone.attempt) {
     job.gone_uid = gone.job_uid;
     job.gone_attempt = gone.attempt;

@@ -85,7 +85,8 @@ class JobMemory {
 
   // A pod of a job was deleted while disrupted (observed::GoneDisruptedOf). Kept for its job UID
   // and the latest attempt only, and only for a job this process already knows (so a delete
-  // that comes after Forget keeps nothing). Recall gives those of the job's current attempt.
+  // that comes after Forget keeps nothing) and, once its children were made sure of, of that
+  // UID. Recall gives those of the job's current attempt.
   void PodGoneDisrupted(const observed::GoneDisrupted& gone);
   // A pod of the job is at `index` of `attempt` (again): one remembered gone there is no longer.
   void PodAt(const std::string& key, int attempt, int index);

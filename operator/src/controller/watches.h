@@ -29,8 +29,8 @@ struct Watch {
   Keep keep = Keep::kWhole;
   bool index_by_job = false;  // the cache is indexed by owning job (kPodsByJob)
   // What an event of one does, in this order:
-  // A pod deleted while disrupted is remembered (JobMemory::PodGoneDisrupted) before its job is
-  // queued: the reconcile then knows why it is gone. A pod added takes that back for its index.
+  // A pod deleted while disrupted is remembered (JobMemory::PodGoneDisrupted) before it leaves the
+  // cache: a reconcile that finds it gone knows why. A pod added takes that back for its index.
   bool remember_gone_disrupted = false;
   bool queue_job = false;         // queues its job (itself, or the job that owns it)
   bool publish_root_id = false;   // a root pod's new id queues the id fast path (publisher.h)

@@ -259,20 +259,24 @@ ObservedPod ObservePod(const Json& pod, const std::string& trainer_container) {
   return out;
 }
 
+PodPlace PlaceOf(const Json& pod) {
+  const Json& labels = ObjectField(Metadata(pod), "labels");
+  return {OwningJobKey(pod), CountField(labels, contract::kLabelAttempt, 0),
+          CountField(labels, contract::kLabelIndex, -1)};
+}
+
 std::optional<GoneDisrupted> GoneDisruptedOf(const Json& pod) {
-  std::optional<Disruption> disruption = DisruptionOf(ObjectField(pod, "status"));
-  const std::string key = OwningJobKey(pod);
-  if (!disruption || key.empty()) return std::nullopt;
-  const Json& md = Metadata(pod);
+  const Json& status = ObjectField(pod, "status");
+  if (StringField(status, "phase") == "Succeeded") return std::nullopt;
+  std::optional<Disruption> disruption = DisruptionOf(status);
+  PodPlace place = PlaceOf(pod);
+  if (!disruption || place.job_key.empty() || place.index < 0 || place.attempt < 1) return std::nullopt;
   std::string uid;
-  for (const Json& ref : ArrayField(md, "ownerReferences")) {
+  for (const Json& ref : ArrayField(Metadata(pod), "ownerReferences")) {
     if (StringField(ref, "kind") == contract::kKind) uid = StringField(ref, "uid");
   }
-  const Json& labels = ObjectField(md, "labels");
-  const int index = CountField(labels, contract::kLabelIndex, -1);
-  const int attempt = CountField(labels, contract::kLabelAttempt, 0);
-  if (uid.empty() || index < 0 || attempt < 1) return std::nullopt;
-  return GoneDisrupted{key, uid, attempt, index, *disruption};
+  if (uid.empty()) return std::nullopt;
+  return GoneDisrupted{std::move(place.job_key), std::move(uid), place.attempt, place.index, *disruption};
 }
 
 }  // namespace ncclop::observed

@@ -56,6 +56,15 @@ struct ObservedPod {
 
 ObservedPod ObservePod(const nlohmann::json& pod, const std::string& trainer_container);
 
+// Which job, attempt and index a pod is of, from its labels: job_key namespace/<nccl.dev/job-name>
+// ("" without that label), attempt 0 and index -1 when missing or garbage (as ObservePod reads them).
+struct PodPlace {
+  std::string job_key;
+  int attempt = 0;
+  int index = -1;
+};
+PodPlace PlaceOf(const nlohmann::json& pod);
+
 // A job's pod deleted while disrupted, from the last state its delete event carried. Once it is
 // gone no cache holds that state: a reconcile that comes only then sees a pod that disappeared,
 // no disruption (policy/failure_policy.h). So the controller remembers these
@@ -67,7 +76,8 @@ struct GoneDisrupted {
   int index = -1;
   Disruption disruption;
 };
-// nullopt for a pod of no job, or one that was not disrupted.
+// nullopt for a pod of no job, one that was not disrupted, and one that had Succeeded (it ended
+// nothing: a pod moved in place to an attempt it never entered is deleted by the operator itself).
 std::optional<GoneDisrupted> GoneDisruptedOf(const nlohmann::json& pod);
 
 }  // namespace ncclop::observed

@@ -103,6 +103,13 @@ TEST(JobMemory, PodsGoneDisruptedAreRecalledForTheJobsCurrentAttempt) {
   EXPECT_EQ(memory.Recall(later).gone_disrupted.size(), 1u) << "a newer attempt drops the older one's";
   EXPECT_TRUE(memory.Recall(job).gone_disrupted.empty());
 
+  memory.ChildrenEnsured("ml/demo", job.uid, 0);
+  observed::GoneDisrupted earlier_job = newer;  // a late delete of a pod of an earlier job of the name
+  earlier_job.job_uid = "uid-0";
+  earlier_job.attempt = 7;
+  memory.PodGoneDisrupted(earlier_job);
+  EXPECT_EQ(memory.Recall(later).gone_disrupted.size(), 1u) << "this job's are kept";
+
   memory.Forget("ml/demo");
   EXPECT_TRUE(memory.Recall(later).gone_disrupted.empty());
 }

@@ -342,7 +342,8 @@ TEST(GoneDisruptedOf, ReadsTheJobIndexAttemptAndDisruptionOfADeletedPod) {
   Json pod = Json::parse(R"({"metadata":{"name":"demo-2","namespace":"ml",
       "labels":{"nccl.dev/job-name":"demo","nccl.dev/index":"2","nccl.dev/attempt":"3"},
       "ownerReferences":[{"kind":"ConfigMap","uid":"other"},{"kind":"NcclJob","uid":"uid-1"}]},
-    "status":{"phase":"Running","conditions":[{"type":"DisruptionTarget","status":"True","reason":"EvictionByEvictionAPI"}]}})");
+    "status":{"phase":"Running",
+              "conditions":[{"type":"DisruptionTarget","status":"True","reason":"EvictionByEvictionAPI"}]}})");
   std::optional<GoneDisrupted> gone = GoneDisruptedOf(pod);
   ASSERT_TRUE(gone);
   EXPECT_EQ(gone->job_key, "ml/demo");
@@ -351,6 +352,9 @@ TEST(GoneDisruptedOf, ReadsTheJobIndexAttemptAndDisruptionOfADeletedPod) {
   EXPECT_EQ(gone->attempt, 3);
   EXPECT_EQ(gone->disruption.kind, "Eviction");
 
+  Json succeeded = pod;  // it ended nothing
+  succeeded["status"]["phase"] = "Succeeded";
+  EXPECT_FALSE(GoneDisruptedOf(succeeded));
   Json plain = pod;  // deleted by someone, no disruption
   plain["status"]["conditions"] = Json::array();
   EXPECT_FALSE(GoneDisruptedOf(plain));

@@ -69,7 +69,8 @@ TEST(Decide, AnEvictedPodSeenOnlyGoneIsADisruption) {
   EXPECT_EQ(forgotten.status.restarts, 1) << "without the delete event: a pod that disappeared";
 
   Remembered remembered;
-  remembered.gone_disrupted[2] = observed::Disruption{"Eviction", "evicted through the Eviction API, e.g. by a node drain"};
+  remembered.gone_disrupted[2] =
+      observed::Disruption{"Eviction", "evicted through the Eviction API, e.g. by a node drain"};
   Plan p = Decide(job, pods, Published(1), kNow, remembered);
   EXPECT_EQ(p.status.restarts, 0);
   EXPECT_EQ(p.status.disruptions, 1);

@@ -368,9 +368,11 @@ TEST_F(OperatorTest, AFailedPodEndsTheAttemptAndTheNextGetsFreshPodsAndNoId) {
 // delete event. It still counts as a disruption (restarts 0), not as a pod that disappeared.
 TEST_F(OperatorTest, APodEvictedAndGoneAtOnceIsADisruptionNotARestart) {
   auto& op = StartOperator();
-  ASSERT_EQ(Apply(ns_, JobYaml("ev", 3, "  failurePolicy:\n    backoffSeconds: 0\n    maxRestarts: 0\n")).exit_code, 0);
+  const std::string policy = "  failurePolicy:\n    backoffSeconds: 0\n    maxRestarts: 0\n";
+  ASSERT_EQ(Apply(ns_, JobYaml("ev", 3, policy)).exit_code, 0);
   ASSERT_TRUE(WaitForPods("ev", 3, 1));
-  ASSERT_EQ(RunKubectl("annotate pod ev-0 -n " + ns_ + " nccl.dev/unique-id=QQ== nccl.dev/unique-id-attempt=1").exit_code, 0);
+  auto id = RunKubectl("annotate pod ev-0 -n " + ns_ + " nccl.dev/unique-id=QQ== nccl.dev/unique-id-attempt=1");
+  ASSERT_EQ(id.exit_code, 0) << id.output;
   ASSERT_TRUE(WaitFor([&] { return GetJson("cm ev-nccl -n " + ns_)["data"].contains("uniqueId"); }, kTimeout));
 
   const std::string eviction =

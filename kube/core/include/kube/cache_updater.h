@@ -18,6 +18,9 @@ struct EventHandlers {
   std::function<void(const ObjectPtr& old_object, const ObjectPtr& new_object)> on_update;
   // For a delete seen only through a relist, `object` is the last state the cache held.
   std::function<void(const ObjectPtr& object)> on_delete;
+  // The same object, called before it leaves the cache (on_delete comes after): what this
+  // records is there for any reader that no longer finds the object in the cache.
+  std::function<void(const ObjectPtr& object)> before_delete;
 };
 
 // Rewrites an object in place before it is cached and before handlers see it (e.g. drops
@@ -44,6 +47,9 @@ class CacheUpdater {
   const std::string& resource_version() const { return resource_version_; }
 
  private:
+  // A relist's removals (what the cache holds and `fresh` lacks), told to before_delete.
+  void BeforeRelistRemoves(const std::vector<ObjectPtr>& fresh);
+
   Store* store_;
   std::vector<EventHandlers>* handlers_;
   ObjectTransform prepare_;
