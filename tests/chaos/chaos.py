@@ -46,8 +46,8 @@ from cluster import ATTEMPT_LABEL, JOB_LABEL, Cluster, jobs_path, log, wait_unti
 from start_up import add_run_options, start  # noqa: E402
 
 KINDS = ["operator", "trainer-preid", "trainer-postid", "trainer-init", "trainer-train", "sidecar",
-         "root-sidecar", "apiserver", "etcd-compact"]
-PER_JOB = {"trainer-preid", "trainer-postid", "trainer-init", "trainer-train", "sidecar", "root-sidecar"}
+         "root-sidecar", "apiserver", "etcd-compact", "evict"]
+PER_JOB = {"trainer-preid", "trainer-postid", "trainer-init", "trainer-train", "sidecar", "root-sidecar", "evict"}
 ROOT_DELAY = 2      # seconds the root trainer waits before it asks for the id (window for preid/init)
 LINGER = 4          # seconds each trainer "trains" after it has the id (window for trainer-train)
 INIT_TIMEOUT = 45   # initTimeoutSeconds (--init-timeout): bounds an attempt whose workers never get the id
@@ -116,6 +116,8 @@ class Run:
         self.missed = []           # why a fault could not be placed (the run still counts its jobs)
         self.notes = []
         self.sidecar_seen = None
+        self.trainer_seen = None   # evict: when the first trainer was seen running
+        self.evicted = set()       # evict: the jobs one of whose pods the Eviction API took
 
     # ---- observation
     def pod(self, job, index):
@@ -224,6 +226,33 @@ class Run:
         time.sleep(max(0.0, self.sidecar_seen + self.rng.uniform(0, ROOT_DELAY + LINGER) - time.monotonic()))
         if self.kill(job, index, "nccl-sidecar"):
             self.injected += 1
+
+    def evict(self, job):
+        """One pod of the job evicted through the Eviction API (what a node drain does) while its
+        trainer runs: a disruption, never a restart (checked in main)."""
+        index = self.rng.randrange(self.replicas)
+
+        def running_or_over():
+            if self.state(job).get("state") in ("Succeeded", "Failed"):
+                return "over"
+            return self.trainer_started(job, index)
+        if wait_until(f"{job}-{index} trainer started", 120, running_or_over) == "over":
+            self.missed.append(f"{job}: ended before its eviction")
+            return
+        if self.trainer_seen is None:
+            self.trainer_seen = time.monotonic()
+        time.sleep(max(0.0, self.trainer_seen + self.rng.uniform(0, ROOT_DELAY + LINGER) - time.monotonic()))
+        if self.fault_at is None:
+            self.fault_at = time.monotonic()
+        pod = f"{job}-{index}"
+        code, body = self.c.api.call("POST", f"/api/v1/namespaces/{self.c.ns}/pods/{pod}/eviction",
+                                     {"apiVersion": "policy/v1", "kind": "Eviction",
+                                      "metadata": {"name": pod, "namespace": self.c.ns}})
+        if code == 201:
+            self.injected += 1
+            self.evicted.add(job)
+        else:
+            self.missed.append(f"{pod}: the Eviction API answered {code} {body.get('message', '')}")
 
     def postid(self):
         """Root trainers killed after their sidecar took the id, before the ConfigMap holds it. The
@@ -354,6 +383,8 @@ def main():
                 if in_place:
                     violations += invariants.restarted_in_place(cluster.api, cluster.ns, name, creates,
                                                                 cluster.trainer_logs)
+                if name in run.evicted:
+                    violations += invariants.eviction_is_a_disruption(run.state(name), name)
                 # A per-job fault hits one container of the job once: it may cost that attempt, no more.
                 if kind in PER_JOB and (attempts[name] or 1) > 2:
                     violations.append(f"{name}: one {kind} fault cost {attempts[name] - 1} attempts")

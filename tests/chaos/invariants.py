@@ -199,3 +199,16 @@ def leftovers(api, ns, uids):
                 if ref.get("uid") in uids:
                     left.append(f"{kind}/{item['metadata']['name']}")
     return left
+
+
+def eviction_is_a_disruption(status, job):
+    """A job one of whose pods was evicted (and nothing else): it succeeded, no restart was
+    counted, and at most the one disruption (none when the attempt had ended before the pod went)."""
+    out = []
+    if status.get("state") != "Succeeded":
+        out.append(f"{job}: {status.get('state')} after an eviction")
+    if status.get("restarts", 0) != 0:
+        out.append(f"{job}: an eviction counted as a restart (restarts {status.get('restarts')})")
+    if status.get("disruptions", 0) > 1:
+        out.append(f"{job}: one eviction counted as {status.get('disruptions')} disruptions")
+    return out
