@@ -266,9 +266,7 @@ PodPlace PlaceOf(const Json& pod) {
 }
 
 std::optional<GoneDisrupted> GoneDisruptedOf(const Json& pod) {
-  const Json& status = ObjectField(pod, "status");
-  if (StringField(status, "phase") == "Succeeded") return std::nullopt;
-  std::optional<Disruption> disruption = DisruptionOf(status);
+  std::optional<Disruption> disruption = DisruptionOf(ObjectField(pod, "status"));
   PodPlace place = PlaceOf(pod);
   if (!disruption || place.job_key.empty() || place.index < 0 || place.attempt < 1) return std::nullopt;
   std::string uid;

@@ -76,8 +76,9 @@ struct GoneDisrupted {
   int index = -1;
   Disruption disruption;
 };
-// nullopt for a pod of no job, one that was not disrupted, and one that had Succeeded (it ended
-// nothing: a pod moved in place to an attempt it never entered is deleted by the operator itself).
+// nullopt for a pod of no job or one that was not disrupted. A pod whose trainer had already
+// exited 0 counts too: its attempt lost it as it would a pod seen being deleted disrupted
+// (policy/failure_policy.h), and a pod that vanished cannot count among those that succeeded.
 std::optional<GoneDisrupted> GoneDisruptedOf(const nlohmann::json& pod);
 
 }  // namespace ncclop::observed

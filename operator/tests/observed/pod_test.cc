@@ -352,9 +352,9 @@ TEST(GoneDisruptedOf, ReadsTheJobIndexAttemptAndDisruptionOfADeletedPod) {
   EXPECT_EQ(gone->attempt, 3);
   EXPECT_EQ(gone->disruption.kind, "Eviction");
 
-  Json succeeded = pod;  // it ended nothing
+  Json succeeded = pod;  // evicted after its trainer exited 0, while its peers still ran
   succeeded["status"]["phase"] = "Succeeded";
-  EXPECT_FALSE(GoneDisruptedOf(succeeded));
+  EXPECT_TRUE(GoneDisruptedOf(succeeded));
   Json plain = pod;  // deleted by someone, no disruption
   plain["status"]["conditions"] = Json::array();
   EXPECT_FALSE(GoneDisruptedOf(plain));
