@@ -380,7 +380,8 @@ def main():
                 attempts[name] = run.state(name).get("attempt")
                 violations += invariants.status_matches_pods(cluster.api, cluster.ns, name, creates)
                 violations += invariants.ids_of_own_attempt(cluster.trainer_logs, name)
-                if in_place:
+                # An evicted pod is made again, and with the gang (gangScheduling Auto) every pod.
+                if in_place and name not in run.evicted:
                     violations += invariants.restarted_in_place(cluster.api, cluster.ns, name, creates,
                                                                 cluster.trainer_logs)
                 if name in run.evicted:
