@@ -115,8 +115,7 @@ class Run:
         self.injected = 0          # faults that landed where the kind says
         self.missed = []           # why a fault could not be placed (the run still counts its jobs)
         self.notes = []
-        self.sidecar_seen = None
-        self.trainer_seen = None   # evict: when the first trainer was seen running
+        self.first_seen = None     # sidecar, evict: when the first container hit was seen running
         self.evicted = set()       # evict: the jobs one of whose pods the Eviction API took
 
     # ---- observation
@@ -208,40 +207,35 @@ class Run:
         if self.kill(job, self.rng.randrange(self.replicas), "trainer"):
             self.injected += 1
 
-    def sidecar(self, job):
-        index = self.rng.randrange(self.replicas)
-
+    def at_a_moment_of(self, job, index, container, fault):
+        """Waits until `container` of pod `index` (attempt 1) runs, then until a random moment of
+        the pod's life, counted from when the run first saw such a container (the jobs are taken
+        one by one). False, with the miss noted, when the job ended first."""
         def running_or_over():
             if self.state(job).get("state") in ("Succeeded", "Failed"):
                 return "over"
-            return self.attempt_pod(job, index, 1) and self.c.container_running(f"{job}-{index}", "nccl-sidecar")
-        if wait_until(f"{job}-{index} sidecar started", 120, running_or_over) == "over":
+            return self.attempt_pod(job, index, 1) and self.c.container_running(f"{job}-{index}", container)
+        if wait_until(f"{job}-{index} {container} started", 120, running_or_over) == "over":
             # a short job may end while the harness still hits the ones before it; waiting out
             # the 120 s here used to count as that run's time to converge
-            self.missed.append(f"{job}: ended before its sidecar's kill")
-            return
-        # a moment of the pod's life, from when its sidecar started (jobs are taken one by one)
-        if self.sidecar_seen is None:
-            self.sidecar_seen = time.monotonic()
-        time.sleep(max(0.0, self.sidecar_seen + self.rng.uniform(0, ROOT_DELAY + LINGER) - time.monotonic()))
-        if self.kill(job, index, "nccl-sidecar"):
+            self.missed.append(f"{job}: ended before its {fault}")
+            return False
+        if self.first_seen is None:
+            self.first_seen = time.monotonic()
+        time.sleep(max(0.0, self.first_seen + self.rng.uniform(0, ROOT_DELAY + LINGER) - time.monotonic()))
+        return True
+
+    def sidecar(self, job):
+        index = self.rng.randrange(self.replicas)
+        if self.at_a_moment_of(job, index, "nccl-sidecar", "sidecar's kill") and self.kill(job, index, "nccl-sidecar"):
             self.injected += 1
 
     def evict(self, job):
         """One pod of the job evicted through the Eviction API (what a node drain does) while its
         trainer runs: a disruption, never a restart (checked in main)."""
         index = self.rng.randrange(self.replicas)
-
-        def running_or_over():
-            if self.state(job).get("state") in ("Succeeded", "Failed"):
-                return "over"
-            return self.trainer_started(job, index)
-        if wait_until(f"{job}-{index} trainer started", 120, running_or_over) == "over":
-            self.missed.append(f"{job}: ended before its eviction")
+        if not self.at_a_moment_of(job, index, "trainer", "eviction"):
             return
-        if self.trainer_seen is None:
-            self.trainer_seen = time.monotonic()
-        time.sleep(max(0.0, self.trainer_seen + self.rng.uniform(0, ROOT_DELAY + LINGER) - time.monotonic()))
         if self.fault_at is None:
             self.fault_at = time.monotonic()
         pod = f"{job}-{index}"
