@@ -125,14 +125,22 @@ inline constexpr char kFieldJobUid[] = "jobUID";
 // PyTorch-style rendezvous port in MASTER_PORT.
 inline constexpr int kMasterPort = 29500;
 // PaddlePaddle's collective env: each pod's endpoint port, and the largest job that gets the full
-// endpoint list (~180 bytes a pod in every container's env; 256 pods stay under 50 KB, while
-// 4096 would push a pod past the API server's request size).
+// endpoint list (~40 bytes a pod in every process's environment: 256 pods stay near 10 KB, while
+// 4096 would pass the 128 KiB Linux allows one variable, and no program of the pod would start).
 inline constexpr int kPaddlePort = 6170;
 inline constexpr int kPaddleEndpointsMaxReplicas = 256;
 
 // Objects of a job: names derived from the job's name alone, so a restarted operator and
 // every sidecar find them again.
 inline std::string ConfigMapName(std::string_view job) { return std::string(job) + "-nccl"; }
+// The values of the env contract that are the same in every pod of one job (name, namespace, UID
+// and what follows from replicas and gpusPerPod, both immutable): an immutable ConfigMap the
+// pods' containers read by envFrom, so they are carried once per job instead of in every pod. Its
+// name carries the job's UID: a kubelet keeps an immutable ConfigMap it has read for as long as a
+// pod on its node refers to it, so a later job of the same name must never find the name taken.
+inline std::string EnvConfigMapName(std::string_view job, std::string_view job_uid) {
+  return std::string(job) + "-nccl-env-" + std::string(job_uid);
+}
 inline std::string ServiceAccountName(std::string_view job) { return std::string(job) + "-nccl"; }
 inline std::string RoleName(std::string_view job) { return std::string(job) + "-nccl"; }
 inline std::string ServiceName(std::string_view job) { return std::string(job); }

@@ -10,6 +10,7 @@
 #include "controller/test_hook.h"
 #include "desired/compute_domain.h"
 #include "desired/configmap.h"
+#include "desired/env_configmap.h"
 #include "desired/gang_workload.h"
 #include "desired/kueue_topology.h"
 #include "desired/kueue_workload.h"
@@ -43,6 +44,16 @@ ReconcileResult EnsureChild(kube::Client& client, const kube::Resource& r, const
   if (!existing.ok()) return ReconcileResult::Error(existing.status());
   const Json meta = existing->value("metadata", Json::object());
   if (api::BeingDeleted(meta)) return ReconcileResult::WaitingForLeftover(name);
+  // An immutable one (the job's env) cannot be mended: one whose data is not this job's is
+  // deleted (only that object: a uid precondition), and made again once gone.
+  if (object.value("immutable", false) &&
+      (!existing->value("immutable", false) || existing->value("data", Json()) != object["data"])) {
+    kube::DeleteOptions options;
+    options.precondition_uid = meta.value("uid", "");
+    kube::Status s = client.Delete(r, ns, name, options);
+    if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) return ReconcileResult::Error(s);
+    return ReconcileResult::WaitingForLeftover(name);
+  }
   Json patch = Json::object();
   const Json& ours = object["metadata"]["ownerReferences"];
   if (!observed::OwnedBy(*existing, ours[0].value("uid", ""))) patch["metadata"]["ownerReferences"] = ours;
@@ -232,6 +243,7 @@ ReconcileResult Reconciler::EnsureChildren(const api::NcclJob& job) {
   if (auto r = EnsureChild(*client_, res::kRoles, ns, desired::Role(job)); !r.done()) return r;
   if (auto r = EnsureChild(*client_, res::kRoleBindings, ns, desired::RoleBinding(job)); !r.done()) return r;
   if (auto r = EnsureChild(*client_, res::kServices, ns, desired::HeadlessService(job)); !r.done()) return r;
+  if (auto r = EnsureChild(*client_, res::kConfigMaps, ns, desired::EnvConfigMap(job)); !r.done()) return r;
   if (job.spec.compute_domain.requested && caches_.compute_domains != nullptr) {
     if (auto r = EnsureChild(*client_, kComputeDomains, ns, desired::ComputeDomain(job)); !r.done()) return r;
   }
@@ -255,6 +267,7 @@ bool Reconciler::ChildMissing(const api::NcclJob& job) const {
          missing(caches_.roles, contract::RoleName(job.name)) ||
          missing(caches_.role_bindings, contract::RoleName(job.name)) ||
          missing(caches_.services, contract::ServiceName(job.name)) ||
+         missing(caches_.configmaps, contract::EnvConfigMapName(job.name, job.uid)) ||
          (job.spec.compute_domain.requested && missing(caches_.compute_domains, contract::ComputeDomainName(job.name))) ||
          (UsesGang(job) && missing(caches_.gang_workloads, contract::GangWorkloadName(job.name))) ||
          (UsesGang(job) && CurrentGangPodGroupMissing(job));

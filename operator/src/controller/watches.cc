@@ -26,12 +26,14 @@ constexpr const char* kComputeDomainsNotServed =
 
 std::vector<Watch> Watches(desired::GangApi gang) {
   // Services, Roles, RoleBindings and ServiceAccounts matter only when one is deleted (or changes
-  // owner); so do the gang scheduler's Workloads and PodGroups, and ComputeDomains.
+  // owner); so do the gang scheduler's Workloads and PodGroups, ComputeDomains, and the job's env
+  // ConfigMap (the id's ConfigMap is read too).
   std::vector<Watch> watches = {
       {.name = "nccljobs", .resource = kNcclJobs, .of = Of::kJobs, .queue_job = true, .cache = &Caches::jobs},
       {.name = "pods", .resource = res::kPods, .keep = Keep::kPodFacts, .index_by_job = true,
        .remember_gone_disrupted = true, .queue_job = true, .publish_root_id = true, .cache = &Caches::pods},
-      {.name = "configmaps", .resource = res::kConfigMaps, .queue_job = true, .cache = &Caches::configmaps},
+      {.name = "configmaps", .resource = res::kConfigMaps, .queue_job = true, .remake_when_gone = true,
+       .cache = &Caches::configmaps},
       {.name = "workloads", .resource = kKueueWorkloads, .queue_job = true, .served = kKueueServed,
        .not_served = kKueueNotServed, .cache = &Caches::kueue_workloads},
       {.name = "scheduling-workloads", .resource = GangWorkloads(gang), .queue_job = true, .remake_when_gone = true,

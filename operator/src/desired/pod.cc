@@ -6,6 +6,7 @@
 
 #include "contract/env.h"
 #include "contract/names.h"
+#include "desired/env_configmap.h"
 #include "desired/pod_shape.h"
 #include "desired/rbac.h"
 #include "desired/sidecar_ports.h"
@@ -20,19 +21,22 @@ Json FieldVar(const std::string& name, const std::string& field_path) {
 }
 
 // The contract's variables win over the user's of the same name: a trainer must never see a
-// rank or attempt that disagrees with its pod's labels. They come first, so the user's own
-// variables can refer to them ($(RANK), $(NCCLJOB_INDEX)): Kubernetes expands a reference
-// only to a variable defined earlier in the list.
-void InjectEnv(Json& container, const Json& contract_env) {
-  std::set<std::string> ours;
-  for (const Json& v : contract_env) ours.insert(v["name"].get<std::string>());
-  Json env = contract_env;
+// rank or attempt that disagrees with its pod's labels. The job's own (env_configmap.h) come by
+// envFrom, last among the container's sources, so they win over the user's envFrom; a user's env
+// entry of a contract name, which would win over any envFrom, is dropped. The pod's own come
+// first in env, so the user's variables can refer to them ($(RANK), $(NCCLJOB_INDEX)): Kubernetes
+// expands a reference only to a variable defined earlier, and every envFrom variable is.
+void InjectEnv(Json& container, const Json& pod_env, const std::set<std::string>& contract_names, const Json& env_from) {
+  Json env = pod_env;
   if (container.contains("env") && container["env"].is_array()) {
     for (const Json& v : container["env"]) {
-      if (v.is_object() && v.contains("name") && ours.count(v["name"].get<std::string>()) == 0) env.push_back(v);
+      if (v.is_object() && v.contains("name") && contract_names.count(v["name"].get<std::string>()) == 0) env.push_back(v);
     }
   }
   container["env"] = std::move(env);
+  Json sources = container.contains("envFrom") && container["envFrom"].is_array() ? container["envFrom"] : Json::array();
+  sources.push_back(env_from);
+  container["envFrom"] = std::move(sources);
 }
 
 Json HttpProbe(std::string_view path, int port, int period_seconds) {
@@ -58,14 +62,15 @@ Json SidecarResourceJson(const SidecarResources& r) {
   return out;
 }
 
-Json Sidecar(const PodOptions& options, const SidecarPorts& ports, const Json& contract_env) {
+Json Sidecar(const PodOptions& options, const SidecarPorts& ports, const Json& env, const Json& env_from) {
   Json sidecar = {{"name", contract::kSidecarContainerName},
                   {"image", options.sidecar_image},
                   {"command", {"nccl-sidecar"}},
                   {"args", Json::array({"--listen=127.0.0.1:" + std::to_string(ports.api),
                                         "--probe-listen=0.0.0.0:" + std::to_string(ports.probe)})},
                   {"restartPolicy", "Always"},
-                  {"env", contract_env},
+                  {"env", env},
+                  {"envFrom", Json::array({env_from})},
                   {"ports",
                    Json::array({{{"name", "id-api"}, {"containerPort", ports.api}, {"protocol", "TCP"}},
                                 {{"name", "probes"}, {"containerPort", ports.probe}, {"protocol", "TCP"}}})},
@@ -108,32 +113,15 @@ Json MergedStringMap(const Json& base, const Json& overrides) {
   return out;
 }
 
-// <job>-<i>.<job>.<namespace>.svc:<port>, the pod's stable DNS name (hostname + subdomain).
-std::string PaddleEndpoint(const api::NcclJob& job, int index) {
-  return contract::PodName(job.name, index) + "." + contract::ServiceName(job.name) + "." + job.namespace_ + ".svc:" +
-         std::to_string(contract::kPaddlePort);
-}
-
-// PaddlePaddle's collective names, one trainer process per pod like RANK/WORLD_SIZE.
-void AddPaddleEnv(Json& env, const api::NcclJob& job, int index) {
-  env.push_back(Var(contract::env::kPaddleTrainerId, std::to_string(index)));
-  env.push_back(Var(contract::env::kPaddleTrainersNum, std::to_string(job.spec.replicas)));
-  env.push_back(Var(contract::env::kPaddleCurrentEndpoint, PaddleEndpoint(job, index)));
-  if (job.spec.replicas > contract::kPaddleEndpointsMaxReplicas) return;
-  std::string endpoints;
-  for (int i = 0; i < job.spec.replicas; ++i) endpoints += (i ? "," : "") + PaddleEndpoint(job, i);
-  env.push_back(Var(contract::env::kPaddleTrainerEndpoints, endpoints));
-}
-
-// The sidecar runs no user program: it gets the variables it reads and cannot learn otherwise
-// (contract::env::kSidecarEnv), not the ones for the trainer (MASTER_ADDR, RANK, PADDLE_*, the
-// pod's IP and name), which would only make every pod bigger for every watcher of pods
-// (bench/scale/podcost.py: a 4096-pod job's pods are decoded by the API server, the scheduler,
-// the kubelets and the controllers).
-Json SidecarEnv(const Json& contract_env) {
+// The sidecar runs no user program: of the pod's own variables it gets those it reads
+// (contract::env::kSidecarEnv), not the ones for the trainer (RANK, PADDLE_*, the pod's IP and
+// name), which would only make every pod bigger for every watcher of pods (bench/scale/podcost.py:
+// a 4096-pod job's pods are decoded by the API server, the scheduler, the kubelets and the
+// controllers). The job's come by envFrom like everyone's.
+Json SidecarEnv(const Json& pod_env) {
   const std::set<std::string> reads(std::begin(contract::env::kSidecarEnv), std::end(contract::env::kSidecarEnv));
   Json env = Json::array();
-  for (const Json& v : contract_env) {
+  for (const Json& v : pod_env) {
     if (reads.count(v["name"].get<std::string>())) env.push_back(v);
   }
   return env;
@@ -153,34 +141,32 @@ Json SidecarSecurityContext() {
           {"seccompProfile", {{"type", "RuntimeDefault"}}}};
 }
 
-Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
+Json PodEnv(const api::NcclJob& job, int index, int attempt) {
   const api::NcclJobSpec& spec = job.spec;
-  const std::string master = contract::PodName(job.name, 0) + "." + contract::ServiceName(job.name) + "." + job.namespace_ + ".svc";
+  const std::string rank = std::to_string(index);
   Json env = Json::array({
-      Var(contract::env::kJobName, job.name),
-      Var(contract::env::kNamespace, job.namespace_),
-      Var(contract::env::kJobUid, job.uid),
-      Var(contract::env::kIndex, std::to_string(index)),
-      Var(contract::env::kReplicas, std::to_string(spec.replicas)),
-      Var(contract::env::kGpusPerPod, std::to_string(spec.gpus_per_pod)),
-      Var(contract::env::kWorldSize, std::to_string(spec.WorldSize())),
+      Var(contract::env::kIndex, rank),
       Var(contract::env::kAttempt, std::to_string(attempt)),
       Var(contract::env::kSidecarUrl, contract::SidecarUrl(ChooseSidecarPorts(job).api)),
       FieldVar(contract::env::kPodIp, "status.podIP"),
       FieldVar(contract::env::kPodName, "metadata.name"),
       Var(contract::env::kInitTimeoutSeconds, std::to_string(spec.init_timeout_seconds)),
   });
-  // Only when the spec names it: a job without it keeps the pods (and template hash) it had.
+  // Only when the spec names it: a job without it keeps the pods it had.
   if (spec.bootstrap_roots_set) env.push_back(Var(contract::env::kBootstrapRoots, std::to_string(spec.bootstrap_roots)));
   if (!spec.socket_ifname.empty()) env.push_back(Var(contract::env::kNcclSocketIfname, spec.socket_ifname));
-  env.push_back(Var(contract::env::kMasterAddr, master));
-  env.push_back(Var(contract::env::kMasterPort, std::to_string(contract::kMasterPort)));
-  env.push_back(Var(contract::env::kTorchWorldSize, std::to_string(spec.replicas)));
-  env.push_back(Var(contract::env::kTorchRank, std::to_string(index)));
-  env.push_back(Var(contract::env::kNodeRank, std::to_string(index)));
-  env.push_back(Var(contract::env::kNnodes, std::to_string(spec.replicas)));
-  env.push_back(Var(contract::env::kLocalWorldSize, std::to_string(spec.LocalWorldSize())));
-  AddPaddleEnv(env, job, index);
+  env.push_back(Var(contract::env::kTorchRank, rank));
+  env.push_back(Var(contract::env::kNodeRank, rank));
+  // PaddlePaddle's collective names, one trainer process per pod like RANK/WORLD_SIZE.
+  env.push_back(Var(contract::env::kPaddleTrainerId, rank));
+  env.push_back(Var(contract::env::kPaddleCurrentEndpoint, PaddleEndpoint(job, index)));
+  return env;
+}
+
+Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
+  Json env = Json::array();
+  for (const auto& [name, value] : JobEnv(job)) env.push_back(Var(name, value));
+  for (const Json& v : PodEnv(job, index, attempt)) env.push_back(v);
   return env;
 }
 
@@ -201,9 +187,12 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
   if (annotations.is_object() && !annotations.empty()) metadata["annotations"] = std::move(annotations);
 
   Json spec = tmpl["spec"];
-  const Json env = ContractEnv(job, index, attempt);
+  const Json env = PodEnv(job, index, attempt);
+  const Json env_from = EnvFromJob(job);
+  std::set<std::string> contract_names;
+  for (const Json& v : ContractEnv(job, index, attempt)) contract_names.insert(v["name"].get<std::string>());
   for (Json& c : spec["containers"]) {
-    InjectEnv(c, env);
+    InjectEnv(c, env, contract_names, env_from);
     // A failed trainer's last output becomes its termination message, which the Restarting
     // event and condition quote: the pod itself is gone by the time anyone looks.
     if (c.value("name", "") == job.spec.trainer_container && !c.contains("terminationMessagePolicy")) {
@@ -211,7 +200,7 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
     }
   }
   ShapeTrainer(job, options.gpu_resource, spec);  // its GPUs, /dev/shm, the ComputeDomain's channel
-  Json sidecar = Sidecar(options, ChooseSidecarPorts(job), SidecarEnv(env));
+  Json sidecar = Sidecar(options, ChooseSidecarPorts(job), SidecarEnv(env), env_from);
   if (auto stall = job.spec.failure_policy.stall_timeout_seconds) {
     sidecar["args"].push_back(std::string(contract::kSidecarStallTimeoutFlag) + "=" + std::to_string(*stall));
   }
@@ -219,7 +208,7 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
   Json init = Json::array({std::move(sidecar)});
   if (spec.contains("initContainers") && spec["initContainers"].is_array()) {
     for (Json c : spec["initContainers"]) {
-      InjectEnv(c, env);
+      InjectEnv(c, env, contract_names, env_from);
       init.push_back(std::move(c));
     }
   }

@@ -1,6 +1,7 @@
 // Pod <job>-<index> of one attempt: the user's template plus what the contract adds
 // (docs/contracts.md): labels and annotations, hostname/subdomain, the template's
-// ServiceAccount (or the job's own when it names none), restartPolicy Never, the env contract in every container, the trainer's
+// ServiceAccount (or the job's own when it names none), restartPolicy Never, the env contract in every container
+// (the pod's own variables in env, the job's by envFrom from env_configmap.h), the trainer's
 // GPUs, /dev/shm and ComputeDomain channel (pod_shape.h), and the sidecar as a native sidecar (initContainers[0], restartPolicy Always)
 // so it starts before and outlives the trainer but never keeps the pod from completing.
 #pragma once
@@ -46,7 +47,11 @@ Json SidecarSecurityContext();
 // state volume and --in-place-state, the pod annotation nccl.dev/restarts-before-attempt "0".
 Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& options, bool in_place = false);
 
-// The contract env for pod `index` of `attempt` (exposed for tests and the docs).
+// The variables of pod `index` of `attempt` that are its own, carried in each container's env.
+Json PodEnv(const api::NcclJob& job, int index, int attempt);
+
+// Every variable of the contract a container of that pod sees: JobEnv (env_configmap.h), then
+// PodEnv, as env entries (for tests and the docs).
 Json ContractEnv(const api::NcclJob& job, int index, int attempt);
 
 }  // namespace ncclop::desired

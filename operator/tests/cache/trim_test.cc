@@ -97,7 +97,7 @@ TEST(TrimPodTest, KeepsWhatTheControllerReadsAndDropsTheRest) {
   EXPECT_EQ(pod["status"]["conditions"][0], (Json{{"type", "Ready"}, {"status", "True"}}));
   EXPECT_EQ(pod["status"]["containerStatuses"][1]["state"]["terminated"], (Json{{"exitCode", 3}, {"reason", "Error"}}));
   EXPECT_EQ(pod["status"]["initContainerStatuses"][0], (Json{{"name", "nccl-sidecar"}, {"ready", true}}));
-  EXPECT_LT(pod.dump().size() * 5, full_size);
+  EXPECT_LT(pod.dump().size() * 4, full_size);  // the pod as made by the operator, with a server's status
   // Trimming twice changes nothing (a relisted pod goes through it again).
   Json again = pod;
   TrimPod(again);

@@ -8,12 +8,15 @@
 #include <vector>
 
 #include "container_env.h"
+#include "contract/env.h"
+#include "desired/env_configmap.h"
 #include "test_jobs.h"
 
 namespace ncclop::desired {
 namespace {
 
 using testing::EnvValue;
+using testing::SeenEnvValue;
 
 int EnvCount(const Json& container, const std::string& name) {
   int n = 0;
@@ -118,25 +121,28 @@ TEST(Pod, TheSidecarGetsOnlyWhatItReadsAndCannotLearn) {
   job.spec.bootstrap_roots_set = true;
   job.spec.bootstrap_roots = 2;
   Json pod = Pod(job, 1, 2, {});
+  const Json configmap = EnvConfigMap(job);
   const Json& sidecar = pod["spec"]["initContainers"][0];
   const Json& trainer = pod["spec"]["containers"][0];
+  // Of the pod's own variables, those it reads, as plain values; the job's come by envFrom.
   std::vector<std::string> names;
   for (const Json& v : sidecar["env"]) {
     names.push_back(v["name"]);
     EXPECT_TRUE(v.contains("value") && !v.contains("valueFrom")) << v.dump();
   }
-  EXPECT_EQ(names, (std::vector<std::string>{"NCCLJOB_NAME", "NCCLJOB_UID", "NCCLJOB_INDEX", "NCCLJOB_REPLICAS",
-                                             "NCCLJOB_GPUS_PER_POD", "NCCLJOB_ATTEMPT", "NCCLJOB_BOOTSTRAP_ROOTS"}));
-  for (const std::string& name : names) EXPECT_EQ(EnvValue(sidecar, name), EnvValue(trainer, name)) << name;
-  // The trainer keeps the whole contract.
-  for (const char* name : {"NCCLJOB_NAMESPACE", "NCCLJOB_WORLD_SIZE", "NCCLJOB_POD_NAME", "NCCLJOB_POD_IP",
-                           "NCCLJOB_SIDECAR_URL", "NCCLJOB_INIT_TIMEOUT_SECONDS", "MASTER_ADDR", "RANK",
-                           "PADDLE_CURRENT_ENDPOINT"}) {
-    EXPECT_EQ(EnvValue(sidecar, name), "<absent>") << name;
-    EXPECT_NE(EnvValue(trainer, name), "<absent>") << name;
+  EXPECT_EQ(names, (std::vector<std::string>{"NCCLJOB_INDEX", "NCCLJOB_ATTEMPT", "NCCLJOB_BOOTSTRAP_ROOTS"}));
+  for (const char* name : contract::env::kSidecarEnv) {
+    EXPECT_NE(SeenEnvValue(sidecar, configmap, name), "<absent>") << name;
+    EXPECT_EQ(SeenEnvValue(sidecar, configmap, name), SeenEnvValue(trainer, configmap, name)) << name;
+  }
+  // The trainer keeps the whole contract; the pod's own variables for it are not the sidecar's.
+  for (const char* name : {"NCCLJOB_POD_NAME", "NCCLJOB_POD_IP", "NCCLJOB_SIDECAR_URL", "NCCLJOB_INIT_TIMEOUT_SECONDS",
+                           "RANK", "NODE_RANK", "PADDLE_TRAINER_ID", "PADDLE_CURRENT_ENDPOINT"}) {
+    EXPECT_EQ(SeenEnvValue(sidecar, configmap, name), "<absent>") << name;
+    EXPECT_NE(SeenEnvValue(trainer, configmap, name), "<absent>") << name;
   }
   // What that saves per pod as made (the API server adds as much again in managedFields).
-  EXPECT_LT(sidecar["env"].dump().size(), 360u) << sidecar["env"].dump();
+  EXPECT_LT(sidecar["env"].dump().size(), 160u) << sidecar["env"].dump();
 }
 
 TEST(Pod, TheSidecarMeetsPodSecurityRestricted) {
@@ -187,9 +193,54 @@ TEST(Pod, TheUsersVariablesComeAfterTheContractSoTheyCanReferToIt) {
   EXPECT_GT(position("KEEP"), position("NCCLJOB_INDEX"));
 }
 
-TEST(Pod, EnvContractInEveryContainerAndItWinsOverTheUsers) {
-  Json pod = Pod(testing::Job(4, 2), 3, 2, {});
+// The job's variables come by envFrom, after the container's own sources (the last source wins a
+// key), so a user's ConfigMap of the same keys cannot override them; a user's env entry of a
+// contract name, which would win over any envFrom, is dropped.
+TEST(Pod, TheJobsVariablesComeByEnvFromLastAndWinOverTheUsers) {
+  api::NcclJob job = testing::Job(4, 2);
+  for (Json& c : job.spec.pod_template["spec"]["containers"]) {
+    c["envFrom"] = Json::array({{{"configMapRef", {{"name", "users"}}}}});
+    c["env"].push_back({{"name", "MASTER_ADDR"}, {"value", "elsewhere"}});
+    c["env"].push_back({{"name", "USES"}, {"value", "$(MASTER_ADDR):$(RANK)"}});
+  }
+  Json pod = Pod(job, 1, 1, {});
+  const Json ours = EnvFromJob(job);
+  EXPECT_EQ(ours["configMapRef"]["name"], "demo-nccl-env-uid-1");
   for (const Json& c : pod["spec"]["containers"]) {
+    ASSERT_EQ(c["envFrom"].size(), 2u) << c.dump();
+    EXPECT_EQ(c["envFrom"][0]["configMapRef"]["name"], "users");
+    EXPECT_EQ(c["envFrom"][1], ours);
+    EXPECT_EQ(EnvValue(c, "MASTER_ADDR"), "<absent>") << "the user's entry would win over the job's";
+    EXPECT_EQ(EnvValue(c, "USES"), "$(MASTER_ADDR):$(RANK)");
+  }
+  EXPECT_EQ(pod["spec"]["initContainers"][0]["envFrom"], Json::array({ours}));
+}
+
+// Each variable is carried once: the job's in its ConfigMap, the pod's in its env, never both.
+TEST(Pod, TheJobsVariablesAreNotRepeatedInThePod) {
+  api::NcclJob job = testing::Job(4, 2);
+  job.spec.socket_ifname = "eth0";
+  const Json configmap = EnvConfigMap(job);
+  EXPECT_EQ(configmap["immutable"], true);
+  EXPECT_EQ(configmap["metadata"]["name"], "demo-nccl-env-uid-1");
+  EXPECT_EQ(configmap["metadata"]["ownerReferences"][0]["uid"], "uid-1");
+  Json pod = Pod(job, 2, 1, {});
+  for (const Json& c : pod["spec"]["containers"]) {
+    for (const Json& v : c["env"]) EXPECT_FALSE(configmap["data"].contains(v["name"].get<std::string>())) << v.dump();
+  }
+  // Two pods of the job, or of two attempts, agree on all of it.
+  EXPECT_EQ(EnvConfigMap(job), EnvConfigMap(job));
+  for (const auto& [name, value] : configmap["data"].items()) {
+    EXPECT_EQ(SeenEnvValue(Pod(job, 0, 1, {})["spec"]["containers"][0], configmap, name), value) << name;
+  }
+}
+
+TEST(Pod, EnvContractInEveryContainerAndItWinsOverTheUsers) {
+  const api::NcclJob job = testing::Job(4, 2);
+  const Json configmap = EnvConfigMap(job);
+  Json pod = Pod(job, 3, 2, {});
+  for (const Json& c : pod["spec"]["containers"]) {
+    auto EnvValue = [&](const Json& container, const std::string& name) { return SeenEnvValue(container, configmap, name); };
     EXPECT_EQ(EnvValue(c, "NCCLJOB_NAME"), "demo");
     EXPECT_EQ(EnvValue(c, "NCCLJOB_NAMESPACE"), "ml");
     EXPECT_EQ(EnvValue(c, "NCCLJOB_UID"), "uid-1");
@@ -218,13 +269,17 @@ TEST(Pod, EnvContractInEveryContainerAndItWinsOverTheUsers) {
 }
 
 TEST(Pod, PaddleEndpointListOnlyUpTo256Pods) {
-  Json at_limit = Pod(testing::Job(256, 1), 255, 1, {});
+  const api::NcclJob at_limit_job = testing::Job(256, 1);
+  const Json at_limit_cm = EnvConfigMap(at_limit_job);
+  Json at_limit = Pod(at_limit_job, 255, 1, {});
   const Json& c = at_limit["spec"]["containers"][0];
-  EXPECT_EQ(EnvValue(c, "PADDLE_TRAINER_ENDPOINTS").rfind("demo-0.demo.ml.svc:6170,demo-1.", 0), 0u);
-  EXPECT_EQ(EnvValue(c, "PADDLE_CURRENT_ENDPOINT"), "demo-255.demo.ml.svc:6170");
-  Json over = Pod(testing::Job(257, 1), 256, 1, {});
-  EXPECT_EQ(EnvValue(over["spec"]["containers"][0], "PADDLE_TRAINER_ENDPOINTS"), "<absent>");
-  EXPECT_EQ(EnvValue(over["spec"]["containers"][0], "PADDLE_TRAINERS_NUM"), "257");
+  EXPECT_EQ(SeenEnvValue(c, at_limit_cm, "PADDLE_TRAINER_ENDPOINTS").rfind("demo-0.demo.ml.svc:6170,demo-1.", 0), 0u);
+  EXPECT_EQ(SeenEnvValue(c, at_limit_cm, "PADDLE_CURRENT_ENDPOINT"), "demo-255.demo.ml.svc:6170");
+  const api::NcclJob over_job = testing::Job(257, 1);
+  const Json over_cm = EnvConfigMap(over_job);
+  Json over = Pod(over_job, 256, 1, {});
+  EXPECT_EQ(SeenEnvValue(over["spec"]["containers"][0], over_cm, "PADDLE_TRAINER_ENDPOINTS"), "<absent>");
+  EXPECT_EQ(SeenEnvValue(over["spec"]["containers"][0], over_cm, "PADDLE_TRAINERS_NUM"), "257");
 }
 
 TEST(Pod, TheTrainersLastOutputBecomesItsTerminationMessageUnlessTheUserChose) {

@@ -221,6 +221,11 @@ TEST_F(OperatorTest, CreatesConfigMapServiceRbacAndPodsWithTheContract) {
   EXPECT_TRUE(owned(GetJson("rolebinding demo-nccl -n " + ns_)));
   EXPECT_TRUE(owned(GetJson("sa demo-nccl -n " + ns_)));
 
+  // The job's share of the env contract, once for all its pods.
+  Json job_env = GetJson("cm demo-nccl-env-" + uid + " -n " + ns_);
+  EXPECT_EQ(job_env["immutable"], true);
+  EXPECT_TRUE(owned(job_env));
+
   std::set<std::string> names;
   for (const Json& pod : Pods(ns_, "demo")) {
     names.insert(pod["metadata"]["name"]);
@@ -234,8 +239,12 @@ TEST_F(OperatorTest, CreatesConfigMapServiceRbacAndPodsWithTheContract) {
     EXPECT_EQ(spec["initContainers"][0]["restartPolicy"], "Always");
     EXPECT_EQ(spec["initContainers"][0]["image"], "nccl-sidecar:" + std::string(contract::kReleaseVersion));
     EXPECT_EQ(spec["containers"][0]["resources"]["limits"]["nvidia.com/gpu"], "2");
-    std::map<std::string, std::string> env;
-    for (const Json& v : spec["containers"][0]["env"]) env[v["name"]] = v.value("value", "<ref>");
+    // What the trainer sees: the job's ConfigMap by envFrom (its last source), then its env.
+    const Json& trainer = spec["containers"][0];
+    ASSERT_TRUE(trainer.contains("envFrom")) << trainer.dump();
+    EXPECT_EQ(trainer["envFrom"].back()["configMapRef"]["name"], "demo-nccl-env-" + uid);
+    std::map<std::string, std::string> env = job_env["data"].get<std::map<std::string, std::string>>();
+    for (const Json& v : trainer["env"]) env[v["name"]] = v.value("value", "<ref>");
     EXPECT_EQ(env["NCCLJOB_INDEX"], pod["metadata"]["labels"]["nccl.dev/index"]);
     EXPECT_EQ(env["NCCLJOB_WORLD_SIZE"], "8");
     EXPECT_EQ(env["NCCLJOB_ATTEMPT"], "1");
@@ -626,7 +635,8 @@ TEST_F(OperatorTest, AChildDeletedByHandWhileTheJobRunsIsMadeAgainOwnedByIt) {
   ASSERT_EQ(Apply(ns_, JobYaml("keep", 2)).exit_code, 0);
   ASSERT_TRUE(WaitForPods("keep", 2, 1));
   const std::string uid = GetJson("nj keep -n " + ns_)["metadata"]["uid"];
-  for (const std::string child : {"svc keep", "role keep-nccl", "rolebinding keep-nccl", "sa keep-nccl"}) {
+  for (const std::string& child : std::vector<std::string>{"svc keep", "role keep-nccl", "rolebinding keep-nccl",
+                                                           "sa keep-nccl", "cm keep-nccl-env-" + uid}) {
     const std::string before = GetJson(child + " -n " + ns_)["metadata"].value("uid", "");
     ASSERT_FALSE(before.empty()) << child;
     auto r = RunKubectl("delete " + child + " -n " + ns_ + " --wait=true --timeout=30s");
