@@ -72,6 +72,21 @@ class Api:
         if code not in (200, 202, 404):
             raise RuntimeError(f"DELETE {path}: {code} {out}")
 
+    def open_watch(self, path, rv):
+        """Opens a watch of `path` from `rv` and closes it once the API server has answered (it sends
+        the headers when the watch is set up): what a reflector stopped right after its first
+        sync costs the API server."""
+        sep = "&" if "?" in path else "?"
+        conn = self._connection()
+        try:
+            conn.request("GET", f"{path}{sep}watch=1&allowWatchBookmarks=true&resourceVersion={rv}&timeoutSeconds=300",
+                         headers={"User-Agent": self.user_agent})
+            return conn.getresponse().status
+        except (http.client.HTTPException, OSError):
+            return None
+        finally:
+            conn.close()
+
     def watch(self, path, on_event, stop):
         """Lists `path` then watches it from the list's resourceVersion, calling on_event(type,
         object) for each item (the list's as ADDED); rewatches when the server ends a watch

@@ -51,6 +51,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kubelet_configmaps  # noqa: E402
 from kubeapi import Api  # noqa: E402
 from scale import (cluster_parts, cpu_of_parts, jobset_job, operator_job, start_jobset,  # noqa: E402
                    start_operator, wait_for)
@@ -152,7 +153,7 @@ def env_once(pod, other, configmap):
             else:
                 keep.append(v)
         c["env"] = keep
-        c["envFrom"] = [{"configMapRef": {"name": configmap}}]
+        c["envFrom"] = c.get("envFrom", []) + [{"configMapRef": {"name": configmap}}]
     return out, data
 
 
@@ -170,6 +171,8 @@ class PodCost:
         self.stop = threading.Event()
         self.served = {}
         self.defaults = {}
+        # The kubelets' reads of the ConfigMaps the pods refer to (kubelet_configmaps.py).
+        self.kubelets = kubelet_configmaps.Kubelets(self.api, self.ns, 32, self.log)
 
     def log(self, msg):
         print(f"[podcost {time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
@@ -254,6 +257,7 @@ class PodCost:
 
     def watch(self):
         def on_pod(kind, pod):
+            self.kubelets.on_pod(kind, pod)
             name = pod["metadata"]["name"]
             if kind != "DELETED" and pod.get("status", {}).get("phase") == "Running":
                 with self.lock:
@@ -280,13 +284,14 @@ class PodCost:
             if shape == "no-mf":
                 self.api.merge_patch(f"{self.pods_path}/{name}", {"metadata": {"managedFields": [{}]}})
         parts = cluster_parts()
-        cpu0, t0 = cpu_of_parts(parts), time.monotonic()
+        cpu0, t0, reads0 = cpu_of_parts(parts), time.monotonic(), self.kubelets.reads
         with concurrent.futures.ThreadPoolExecutor(a.in_flight) as pool:
             list(pool.map(create, names))
         created = time.monotonic() - t0
         wait_for(f"{shape}: {a.pods} pods Running",
                  lambda: sum(1 for n in names if n in self.running) == a.pods, a.timeout)
         seconds = time.monotonic() - t0
+        wait_for(f"{shape}: the played kubelets' ConfigMap reads", self.kubelets.done, a.timeout)
         cpu1 = cpu_of_parts(parts)
         code, served = self.api.request("GET", f"{self.pods_path}/{names[0]}")
         self.served.setdefault(shape, served)
@@ -298,6 +303,7 @@ class PodCost:
                   "managed_fields_bytes": len(json.dumps(mf, separators=(",", ":"))),
                   "managers": sorted(f"{e.get('manager')}/{e.get('operation')}/{e.get('subresource', '')}" for e in mf),
                   "created_s": round(created, 2), "running_s": round(seconds, 2),
+                  "kubelet_configmap_reads": self.kubelets.reads - reads0,
                   "cpu_ms_per_pod": {k: round(1000 * (cpu1[k] - cpu0[k]) / a.pods, 2) for k in cpu1}}
         result["cpu_ms_per_pod"]["cluster"] = round(sum(v for k, v in result["cpu_ms_per_pod"].items()
                                                         if k != "bench"), 2)
@@ -354,13 +360,13 @@ class PodCost:
 def table(results):
     parts = ["apiserver", "etcd", "scheduler", "kwok", "controller-manager"]
     lines = ["| shape | round | bytes sent | bytes served | of which managedFields | "
-             + " | ".join(f"{p} ms" for p in parts) + " | cluster ms | created s | all Running s |",
-             "| --- " * (8 + len(parts)) + "|"]
+             + " | ".join(f"{p} ms" for p in parts) + " | cluster ms | created s | all Running s | ConfigMap reads |",
+             "| --- " * (9 + len(parts)) + "|"]
     for r in results:
         c = r["cpu_ms_per_pod"]
         lines.append(f"| {r['shape']} | {r['round']} | {r['bytes_sent']} | {r['bytes_served']} | "
                      f"{r['managed_fields_bytes']} | " + " | ".join(f"{c.get(p, 0):.2f}" for p in parts)
-                     + f" | {c['cluster']:.2f} | {r['created_s']} | {r['running_s']} |")
+                     + f" | {c['cluster']:.2f} | {r['created_s']} | {r['running_s']} | {r.get('kubelet_configmap_reads', '—')} |")
     return "\n".join(lines)
 
 

@@ -43,6 +43,7 @@ import time
 import urllib.request
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import kubelet_configmaps  # noqa: E402
 import kubelet_inplace  # noqa: E402
 from kubeapi import Api  # noqa: E402
 from track import JOBSET, OPERATOR, ProgressFollow, Timeline, percentile  # noqa: E402
@@ -414,6 +415,8 @@ class Bench:
         self.restarted_during = {}       # (job, index) -> the attempt during which its pod last restarted
         self.moved_to = {}               # job -> the latest attempt whose sidecar exits were played
         self.kubelet_writes = 0          # status writes the bench made as the kubelets (each a GET and a PATCH)
+        # The kubelets' reads of the ConfigMaps their pods refer to (kubelet_configmaps.py).
+        self.configmaps = kubelet_configmaps.Kubelets(self.api, self.ns, KUBELETS, self.log)
 
     def log(self, msg):
         print(f"[scale {time.strftime('%H:%M:%S')}] {self.args.controller} {self.args.scenario}: {msg}",
@@ -424,6 +427,7 @@ class Bench:
         def on_pod(kind, pod):
             self.timeline.on_pod(kind, pod, time.monotonic())
             self.finish_deletion(kind, pod)
+            self.configmaps.on_pod(kind, pod)
         threading.Thread(target=self.api.watch, daemon=True,
                          args=(f"/api/v1/namespaces/{self.ns}/pods", on_pod, self.stop)).start()
         if self.args.controller == "operator":
@@ -562,11 +566,13 @@ class Bench:
         cpu0, mark0, t0 = proc.cpu_seconds(), audit.mark(), time.monotonic()
         parts = cluster_parts()
         parts0, s0, writes0 = cpu_of_parts(parts), self.api_server_metrics(), self.kubelet_writes
+        reads0 = self.configmaps.reads
         m0 = sampler.scrape()
         body()
         elapsed = time.monotonic() - t0
         # The played kubelets' last writes (a pod's Ready) may follow the attempt's start.
         wait_for("the played kubelets' writes done", self.kubelets_idle, 120)
+        wait_for("the played kubelets' ConfigMap reads done", self.configmaps.done, 120)
         parts1 = cpu_of_parts(parts)
         cluster_cpu = {k: round(parts1[k] - parts0[k], 1) for k in parts1}
         quiet(audit)
@@ -580,6 +586,7 @@ class Bench:
         out["api_writes"] = api_server_requests(s0, s1)
         out["api_reads"] = api_server_requests(s0, s1, READ_VERBS)
         out["kubelet_status_writes"] = self.kubelet_writes - writes0
+        out["kubelet_configmap_reads"] = self.configmaps.reads - reads0
         if m1:
             out["requests_by_verb"] = requests_by_verb(m0, m1)
             p99 = histogram_quantile(m0, m1, "ncclop_api_request_duration_seconds", 0.99)

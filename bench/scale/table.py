@@ -86,6 +86,9 @@ def rows_for(r):
         parts = dig(r, phase, "cluster_cpu_s")
         if parts:
             out.append((f"{label}: CPU s of " + " / ".join(parts), " / ".join(fmt(v, 0) for v in parts.values())))
+        if dig(r, phase, "kubelet_configmap_reads") is not None:
+            out.append((f"{label}: ConfigMap reads played as kubelets (LIST + WATCH)",
+                        fmt(dig(r, phase, "kubelet_configmap_reads"))))
         out.append((f"{label}: work-queue depth max", fmt(dig(r, phase, "queue_depth_max"))))
         if dig(r, phase, "reconciles") is not None:
             out.append((f"{label}: reconciles (their seconds)",
