@@ -7,7 +7,8 @@
 # table (table.md) and, with --plot, scale.png into --out.
 #
 #   bench/scale/run.sh [--build DIR] [--out DIR] [--nodes N] [--scenarios big,many,churn]
-#                      (also big-inplace: big restarted in place, the kubelets played by the bench)
+#                      (also big-inplace: big restarted in place, the kubelets played by the bench;
+#                      big-nogang: big with the job's gangScheduling Disabled)
 #                      [--sizes 0.1,1] [--controllers operator,jobset] [--churn-seconds S] [--plot]
 #                      [--plan scenario:size:controller,...]   (instead of every combination, in order)
 #                      [--window S]   (progress: seconds of each steady window, default 60)
@@ -204,6 +205,7 @@ if [ -z "$plan" ]; then
   for s in "${size_list[@]}"; do for sc in "${scenario_list[@]}"; do for c in "${controller_list[@]}"; do
     [ "$sc:$c" = progress:jobset ] && continue  # status.progress is the NcclJob's
     [ "$sc:$c" = big-inplace:jobset ] && continue  # the NcclJob's restart in place
+    [ "$sc:$c" = big-nogang:jobset ] && continue  # the NcclJob's gangScheduling
     plan+="${plan:+,}$sc:$s:$c"
   done; done; done
 fi
@@ -211,7 +213,7 @@ IFS=, read -r -a runs <<<"$plan"
 for one in "${runs[@]}"; do
   IFS=: read -r sc s c <<<"$one"
   case "$sc" in
-    big|big-inplace) args=(--pods "$(python3 -c "print(round(4096 * $s))")") ;;
+    big|big-inplace|big-nogang) args=(--pods "$(python3 -c "print(round(4096 * $s))")") ;;
     many) args=(--jobs "$(python3 -c "print(max(1, round(500 * $s)))")" --replicas 8) ;;
     churn) args=(--rate "$(python3 -c "print(2 * $s)")" --replicas 8 --seconds "$churn_seconds" --run-for 20) ;;
     progress) args=(--pods "$(python3 -c "print(round(4096 * $s))")" --window "$window") ;;

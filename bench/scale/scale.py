@@ -7,6 +7,9 @@ Scenarios:
          fails and the next attempt is timed the same way from the failure.
   big-inplace  big with failurePolicy.restartStrategy InPlace: the bench plays each kubelet's
          restart of its pod in place (kubelet_inplace.py), as KWOK does not know the rule.
+  big-nogang  big with spec.gangScheduling Disabled (the operator only): the pods are bound one
+         by one as they come, as JobSet's are, instead of all at once when all exist (the
+         control plane serves the scheduling.k8s.io gang API, which the default Auto uses).
   many   --jobs jobs of --replicas pods created at once: the same times per job (p50/p99).
   churn  a job of --replicas pods every 1/--rate s for --seconds; each job's trainers exit 0
          --run-for s after they run, and the bench deletes a job once it succeeded.
@@ -166,14 +169,18 @@ health: {{healthProbeBindAddress: "127.0.0.1:{health}"}}
 
 # ---- manifests -----------------------------------------------------------------------------
 
-def operator_job(name, replicas, gpus, annotations, strategy="Recreate"):
+def operator_job(name, replicas, gpus, annotations, strategy="Recreate", gang=None):
     """strategy: failurePolicy.restartStrategy. Recreate unless asked: the bench's nodes declare
-    the in-place feature (make_nodes), so Auto would restart in place."""
-    return {"apiVersion": "nccl.dev/v1alpha1", "kind": "NcclJob", "metadata": {"name": name},
-            "spec": {"replicas": replicas, "gpusPerPod": gpus,
-                     "failurePolicy": {"maxRestarts": 3, "backoffSeconds": 0, "restartStrategy": strategy},
-                     "template": {"metadata": {"annotations": annotations},
-                                  "spec": {"containers": [TRAINER]}}}}
+    the in-place feature (make_nodes), so Auto would restart in place. gang: spec.gangScheduling
+    (None: the default, Auto)."""
+    job = {"apiVersion": "nccl.dev/v1alpha1", "kind": "NcclJob", "metadata": {"name": name},
+           "spec": {"replicas": replicas, "gpusPerPod": gpus,
+                    "failurePolicy": {"maxRestarts": 3, "backoffSeconds": 0, "restartStrategy": strategy},
+                    "template": {"metadata": {"annotations": annotations},
+                                 "spec": {"containers": [TRAINER]}}}}
+    if gang:
+        job["spec"]["gangScheduling"] = gang
+    return job
 
 
 def jobset_job(name, replicas, gpus, annotations):
@@ -524,7 +531,8 @@ class Bench:
         def create(name):
             if self.args.controller == "operator":
                 job = operator_job(name, replicas, self.args.gpus_per_pod, annotations or {},
-                                   "InPlace" if self.in_place else "Recreate")
+                                   "InPlace" if self.in_place else "Recreate",
+                                   "Disabled" if self.args.scenario == "big-nogang" else None)
             else:
                 job = jobset_job(name, replicas, self.args.gpus_per_pod, annotations or {})
             self.api.create(jobs_path(self.args.controller, self.ns), job)
@@ -723,6 +731,12 @@ class Bench:
         result["restart_strategy"] = "InPlace"
         self.scenario_big(proc, sampler, audit, result)
 
+    def scenario_big_nogang(self, proc, sampler, audit, result):
+        if self.args.controller != "operator":
+            raise ValueError("big-nogang: the operator only (JobSet's pods have no gang here)")
+        result["gang_scheduling"] = "Disabled"
+        self.scenario_big(proc, sampler, audit, result)
+
     def scenario_many(self, proc, sampler, audit, result, jobs=None, replicas=None):
         a = self.args
         jobs = jobs or a.jobs
@@ -839,7 +853,7 @@ def make_nodes(args):
 
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=["nodes", "big", "big-inplace", "many", "churn", "progress"])
+    p.add_argument("command", choices=["nodes", "big", "big-inplace", "big-nogang", "many", "churn", "progress"])
     p.add_argument("--controlplane", required=True, help="the control plane's dir (tests/harness/controlplane)")
     p.add_argument("--controller", choices=["operator", "jobset"], default="operator")
     p.add_argument("--operator", help="the nccl-operator binary")

@@ -243,10 +243,11 @@ def main():
     if progress:
         print_progress(progress)
     for scenario in ("big", "big-inplace", "many", "churn"):
-        rs = [r for r in results if r["scenario"] == scenario]
+        # big-nogang is big with the job's gang off: a column of big's table.
+        rs = [r for r in results if r["scenario"] == scenario or (scenario, r["scenario"]) == ("big", "big-nogang")]
         if not rs:
             continue
-        cols = [f"{r['controller']} x{r.get('size', 1):g} ({r.get('pods') or r.get('rate_jobs_per_s', '')})" for r in rs]
+        cols = [f"{who(r)} x{r.get('size', 1):g} ({r.get('pods') or r.get('rate_jobs_per_s', '')})" for r in rs]
         table = {}
         order = []
         for i, r in enumerate(rs):
@@ -266,11 +267,16 @@ def main():
         print_restart_cost(both)
 
 
+def who(r):
+    """The column's controller, with the job's gang off where big-nogang ran it."""
+    return r["controller"] + (" without gang" if r["scenario"] == "big-nogang" else "")
+
+
 def print_growth(scenario, rs, table, order):
     """One column per controller measured at two or more sizes: its largest size over its smallest."""
     pairs = []
-    for controller in dict.fromkeys(r["controller"] for r in rs):
-        idx = sorted((i for i, r in enumerate(rs) if r["controller"] == controller), key=lambda i: rs[i].get("size", 1))
+    for controller in dict.fromkeys(who(r) for r in rs):
+        idx = sorted((i for i, r in enumerate(rs) if who(r) == controller), key=lambda i: rs[i].get("size", 1))
         if len(idx) >= 2:
             pairs.append((controller, idx[0], idx[-1]))
     if not pairs:

@@ -51,6 +51,16 @@ def test_no_growth_table_for_one_size():
     assert "growth" not in render([result(1, 4000, 8.0, 60.0)])
 
 
+def test_a_run_without_the_gang_is_a_column_of_the_big_table_and_not_grown_with_the_gangs():
+    nogang = dict(result(0.1, 400, 0.4, 5.0), scenario="big-nogang")
+    text = render([result(1, 4000, 8.0, 60.0), nogang])
+    assert "### big-nogang" not in text
+    header = next(line for line in text.splitlines() if line.startswith("| measure |"))
+    assert "operator without gang x0.1 (400)" in header
+    assert row(text, "first attempt: all pods exist p50 / p99 (s)") == ["60.0 / 60.0", "5.0 / 5.0"]
+    assert "growth" not in text, "one size each: the two are not one controller's sizes"
+
+
 def test_growth_of_a_missing_or_zero_figure_is_a_dash():
     assert table.growth("—", "3.0") == "—"
     assert table.growth("0", "3.0") == "—"

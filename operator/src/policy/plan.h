@@ -33,7 +33,7 @@ struct Event {
 
 struct Plan {
   api::NcclJobStatus status;  // the status the job should have (written when it differs)
-  bool ensure_children = false;  // ConfigMap, Service, ServiceAccount, Role, RoleBinding
+  bool ensure_children = false;  // the env ConfigMap, Service, ServiceAccount, Role, RoleBinding, gang objects
   // Set when ConfigMap data must be (re)written for status.attempt: with the id to publish,
   // or without one (a new attempt resets it).
   bool write_configmap = false;

@@ -613,6 +613,31 @@ TEST_F(OperatorTest, AConfigMapLeftByADeletedJobOfTheSameNameIsTakenOverNotTrust
   EXPECT_FALSE(status.contains("idPublishedTime")) << status.dump();
 }
 
+// The job's env ConfigMap is immutable: one of its name with data that is not the job's (here
+// made by hand before the operator saw the job) cannot be mended, so it is deleted and made
+// again, and the pods read the job's values.
+TEST_F(OperatorTest, AnEnvConfigMapOfTheJobsNameWithOtherDataIsMadeAgain) {
+  auto& op = StartOperator();
+  op.Pause();
+  ASSERT_EQ(Apply(ns_, JobYaml("envcm", 2)).exit_code, 0);
+  const std::string uid = GetJson("nj envcm -n " + ns_)["metadata"]["uid"];
+  const std::string name = "envcm-nccl-env-" + uid;
+  const std::string other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name +
+                            "\ndata:\n  NCCLJOB_UID: someone-else\n  MASTER_ADDR: elsewhere\n";
+  auto made = Apply(ns_, other, "other-env.yaml");
+  op.Resume();
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  ASSERT_TRUE(WaitForPods("envcm", 2, 1));
+  Json cm;
+  EXPECT_TRUE(WaitFor([&] {
+    cm = GetJson("cm " + name + " -n " + ns_);
+    return cm.is_object() && cm.value("immutable", false) && cm["data"].value("NCCLJOB_UID", "") == uid;
+  }, kTimeout)) << cm.dump();
+  EXPECT_EQ(cm["data"].value("MASTER_ADDR", ""), "envcm-0.envcm." + ns_ + ".svc");
+  ASSERT_TRUE(cm["metadata"].contains("ownerReferences")) << cm.dump();
+  EXPECT_EQ(cm["metadata"]["ownerReferences"][0]["uid"], uid);
+}
+
 TEST_F(OperatorTest, ChildrenLeftByADeletedJobOfTheSameNameAreTakenOver) {
   // Left behind with the owner reference of a job that no longer exists: the garbage collector
   // would delete it under the new job, which must own it instead.
