@@ -12,6 +12,8 @@
 #                      [--sizes 0.1,1] [--controllers operator,jobset] [--churn-seconds S] [--plot]
 #                      [--plan scenario:size:controller,...]   (instead of every combination, in order)
 #                      [--window S]   (progress: seconds of each steady window, default 60)
+#                      [--kwok-parallelism N]   (pods KWOK moves at once, default 16: the played
+#                      kubelets' status writes in flight; a real cluster's kubelets write their own)
 #   bench/scale/run.sh --smoke [--build DIR]    20 nodes, 2 jobs of 4 pods, operator only (CI)
 #   bench/scale/run.sh --podcost "ARGS" [--nodes N]   instead of the scenarios: podcost.py ARGS
 #                      (what one pod of each shape costs the cluster; see podcost.py --help)
@@ -34,6 +36,7 @@ sizes=0.1,1
 controllers=operator,jobset
 churn_seconds=600
 window=60
+kwok_parallelism=16
 plan=""
 plot=0
 smoke=0
@@ -50,6 +53,7 @@ while [ $# -gt 0 ]; do
     --churn-seconds) churn_seconds=$2; shift 2 ;;
     --plan) plan=$2; shift 2 ;;
     --window) window=$2; shift 2 ;;
+    --kwok-parallelism) kwok_parallelism=$2; shift 2 ;;
     --plot) plot=1; shift ;;
     --smoke) smoke=1; shift ;;
     --podcost) podcost=$2; controllers=jobset; shift 2 ;;
@@ -112,13 +116,13 @@ YAML
 pids+=($!)
 
 {
-  cat <<'YAML'
+  cat <<YAML
 apiVersion: config.kwok.x-k8s.io/v1alpha1
 kind: KwokConfiguration
 options:
   manageNodesWithAnnotationSelector: kwok.x-k8s.io/node=fake
   cidr: 10.128.0.0/9
-  podPlayStageParallelism: 16
+  podPlayStageParallelism: $kwok_parallelism
   nodePlayStageParallelism: 4
   podsOnNodeSyncParallelism: 4
   nodeLeaseDurationSeconds: 0
