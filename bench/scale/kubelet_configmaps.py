@@ -5,8 +5,8 @@ A v1.37 kubelet with its default `configMapAndSecretChangeDetectionStrategy: Wat
 (pkg/kubelet/apis/config/v1beta1/defaults.go) keeps, per node, one reflector for each ConfigMap
 that a pod on the node refers to (pkg/kubelet/util/manager/watch_based_manager.go): the first pod
 that refers to it (RegisterPod -> AddReference) starts a LIST and a WATCH with
-`fieldSelector=metadata.name=<it>`; the last one to go (DeleteReference) stops it, and a later
-pod starts a new one. An immutable ConfigMap's reflector is stopped once it has been read, a
+`fieldSelector=metadata.name=<it>`; the last one to end (a pod is unregistered once it has
+terminated, SyncTerminatedPod, or is removed) stops it, and a later pod starts a new one. An immutable ConfigMap's reflector is stopped once it has been read, a
 mutable one's watch stays open. The references are every ConfigMap the pod names: env
 `valueFrom.configMapKeyRef`, `envFrom.configMapRef`, and `configMap` volumes and projected
 volumes' sources (the `kube-root-ca.crt` of every service account token volume among them)."""
@@ -63,6 +63,7 @@ class References:
         return start
 
     def gone(self, pod):
+        """Forgets a pod that has ended or is removed (again: nothing)."""
         uid = (pod.get("metadata") or {}).get("uid")
         node, names = self.counted.pop(uid, (None, ()))
         for name in names:
@@ -83,10 +84,11 @@ class Kubelets:
         self.pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
         self.tasks = []
         self.reads = 0
+        self.failed = 0  # reads the API server did not answer (logged)
 
     def on_pod(self, kind, pod):
         with self.lock:
-            if kind == "DELETED":
+            if kind == "DELETED" or (pod.get("status") or {}).get("phase") in ("Succeeded", "Failed"):
                 self.refs.gone(pod)
                 return
             node = (pod.get("spec") or {}).get("nodeName")
@@ -99,13 +101,17 @@ class Kubelets:
         stops after its first read; a mutable one's watch would stay open, which costs the API
         server a watcher, not CPU while nothing changes)."""
         path = f"/api/v1/namespaces/{self.ns}/configmaps?fieldSelector=metadata.name%3D{name}"
-        code, listed = self.api.request("GET", path + "&limit=500&resourceVersion=0")
-        if code != 200:
-            self.log(f"kubelet of {node}: LIST ConfigMap {name}: {code}")
-            return
-        self.api.open_watch(path, listed["metadata"]["resourceVersion"])
+        try:
+            code, listed = self.api.request("GET", path + "&limit=500&resourceVersion=0")
+            watched = self.api.open_watch(path, listed["metadata"]["resourceVersion"]) if code == 200 else None
+        except (OSError, RuntimeError, KeyError) as e:
+            code, watched = str(e), None
         with self.lock:
-            self.reads += 1
+            if code == 200 and watched == 200:
+                self.reads += 1
+                return
+            self.failed += 1
+        self.log(f"kubelet of {node}: ConfigMap {name}: LIST {code}, WATCH {watched}")
 
     def done(self):
         with self.lock:

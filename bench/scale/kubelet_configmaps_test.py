@@ -43,3 +43,11 @@ def test_an_unbound_pod_is_not_counted_until_it_is_bound():
     unbound = pod("a", None, env_from="env")
     assert refs.seen(unbound) == []
     assert refs.seen(pod("a", "n1", env_from="env")) == ["conf", "env", "kube-root-ca.crt"]
+
+
+def test_a_pod_that_ended_gives_its_references_back_as_a_kubelet_unregisters_it():
+    refs = k.References()
+    assert refs.seen(pod("a", "n1", env_from="env")) == ["conf", "env", "kube-root-ca.crt"]
+    refs.gone(pod("a", "n1"))
+    refs.gone(pod("a", "n1"))  # its later DELETED event changes nothing
+    assert refs.seen(pod("b", "n1", env_from="env")) == ["conf", "env", "kube-root-ca.crt"]

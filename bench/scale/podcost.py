@@ -33,9 +33,10 @@ exactly the fields its creator sent (the creator's managedFields entry says whic
   no-ports    ours without the sidecar's declared ports (the pod is not on the host's network, so
               they reserve nothing)
   env-once    ours with every variable whose value is the same in every pod of the job (pods 0 and
-              1 compared) moved into a per-job ConfigMap the containers read by envFrom: what the
-              API server, the scheduler and KWOK would save; a real kubelet's cost of it is not
-              here (RESULTS.md)
+              1 compared) moved into a per-job immutable ConfigMap the containers read by envFrom
+              (ours already carries the job's values so, J in RESULTS.md: this moves the rest)
+The kubelets' reads of the ConfigMaps the pods refer to are played (kubelet_configmaps.py) and
+counted per shape.
 One JSON line per shape on stdout (and appended to --out); --breakdown writes each shape's first
 pod as served and the defaults found, for podbytes.py."""
 
@@ -252,7 +253,8 @@ class PodCost:
         out["no-ports"]["spec"]["initContainers"][0].pop("ports", None)
         configmap = "cost-env"
         out["env-once"], data = env_once(ours, ours1, configmap)
-        self.api.create(f"/api/v1/namespaces/{self.ns}/configmaps", {"metadata": {"name": configmap}, "data": data})
+        self.api.create(f"/api/v1/namespaces/{self.ns}/configmaps",
+                        {"metadata": {"name": configmap}, "immutable": True, "data": data})
         return out
 
     def watch(self):

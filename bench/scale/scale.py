@@ -595,6 +595,8 @@ class Bench:
         out["api_reads"] = api_server_requests(s0, s1, READ_VERBS)
         out["kubelet_status_writes"] = self.kubelet_writes - writes0
         out["kubelet_configmap_reads"] = self.configmaps.reads - reads0
+        if self.configmaps.failed:
+            out["kubelet_configmap_read_failures"] = self.configmaps.failed
         if m1:
             out["requests_by_verb"] = requests_by_verb(m0, m1)
             p99 = histogram_quantile(m0, m1, "ncclop_api_request_duration_seconds", 0.99)

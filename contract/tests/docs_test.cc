@@ -52,7 +52,7 @@ TEST(ContractsMd, NamesEveryLabelAnnotationAndKey) {
   ExpectQuoted(doc, std::to_string(kMasterPort));
   ExpectQuoted(doc, std::to_string(kPaddlePort));
   ExpectQuoted(doc, ConfigMapName("<job>"));
-  ExpectQuoted(doc, EnvConfigMapName("<job>", "<uid>"));
+  ExpectQuoted(doc, EnvConfigMapName("<job>", "<hash>"));
   ExpectQuoted(doc, KueueWorkloadName("<job>"));
   // A pod's spec.workloadRef under native gang scheduling (attempt <n>).
   std::string replica_key = GangReplicaKey(0);

@@ -19,14 +19,15 @@ inline constexpr char kInitTimeoutSeconds[] = "NCCLJOB_INIT_TIMEOUT_SECONDS";
 // Only when spec.network.bootstrapRoots is set: pods that each make an id (bootstrap_roots.h).
 inline constexpr char kBootstrapRoots[] = "NCCLJOB_BOOTSTRAP_ROOTS";
 
-// The sidecar container gets only these (the trainer and the user's init containers get all of
-// the above): what it reads and cannot learn otherwise. Its namespace is its service account's
+// What the sidecar container reads and cannot learn otherwise: of the pod's own variables it gets
+// only these (the trainer and the user's init containers get all of the above); the job's come by
+// the job's envFrom, as to every container (docs/contracts.md). Its namespace is its service account's
 // (the mounted token's), its pod name <job>-<index>, its world size REPLICAS x GPUS_PER_POD.
 // Every pod carries its env to every watcher of pods (bench/scale/podcost.py measures it).
 inline constexpr const char* kSidecarEnv[] = {kJobName, kJobUid,  kIndex,         kReplicas,
                                               kGpusPerPod, kAttempt, kBootstrapRoots};
-// Still read by the sidecar when set, as pods of an earlier operator carry them; otherwise
-// learnt as above.
+// Read by the sidecar when set (the job's envFrom gives the namespace and world size, pods of an
+// earlier operator gave all three); otherwise learnt as above.
 inline constexpr const char* kSidecarEnvOfEarlierPods[] = {kNamespace, kPodName, kWorldSize};
 
 // Injected too, for programs written for other launchers.

@@ -136,10 +136,12 @@ inline std::string ConfigMapName(std::string_view job) { return std::string(job)
 // The values of the env contract that are the same in every pod of one job (name, namespace, UID
 // and what follows from replicas and gpusPerPod, both immutable): an immutable ConfigMap the
 // pods' containers read by envFrom, so they are carried once per job instead of in every pod. Its
-// name carries the job's UID: a kubelet keeps an immutable ConfigMap it has read for as long as a
-// pod on its node refers to it, so a later job of the same name must never find the name taken.
-inline std::string EnvConfigMapName(std::string_view job, std::string_view job_uid) {
-  return std::string(job) + "-nccl-env-" + std::string(job_uid);
+// name ends in a hash of its data (the operator's desired/env_configmap.h), which holds the job's
+// UID: a kubelet keeps an immutable ConfigMap it has read for as long as a pod on its node refers
+// to it, so another job of the same name, or other data for this one (a later release), must
+// never find the name taken.
+inline std::string EnvConfigMapName(std::string_view job, std::string_view data_hash) {
+  return std::string(job) + "-nccl-env-" + std::string(data_hash);
 }
 inline std::string ServiceAccountName(std::string_view job) { return std::string(job) + "-nccl"; }
 inline std::string RoleName(std::string_view job) { return std::string(job) + "-nccl"; }

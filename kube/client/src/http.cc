@@ -18,8 +18,9 @@ namespace {
 // Service-account tokens are rotated by the kubelet; re-reading every minute picks up a new
 // one long before the old one expires.
 constexpr std::chrono::seconds kTokenRereadPeriod{60};
-// Connections kept open for the next request: as many as the operator has pod calls in flight
-// (its reconciler's kPodCallsInFlight), so a burst of them reuses its connections.
+// Connections kept open for the next request: as many as one reconcile of the operator has pod
+// calls in flight (its reconciler's kPodCallsInFlight), so one job's burst reuses its connections;
+// several jobs reconciled at once (--concurrency) open more, closed again after their burst.
 constexpr std::size_t kMaxIdleHandles = 32;
 
 void GlobalInit() {

@@ -52,7 +52,7 @@ ReconcileResult EnsureChild(kube::Client& client, const kube::Resource& r, const
     options.precondition_uid = meta.value("uid", "");
     kube::Status s = client.Delete(r, ns, name, options);
     if (!s.ok() && !s.IsNotFound() && !s.IsConflict()) return ReconcileResult::Error(s);
-    return ReconcileResult::WaitingForLeftover(name);
+    return ReconcileResult::WaitingForLeftover(name, "has data that is not the job's: deleted, made again once gone");
   }
   Json patch = Json::object();
   const Json& ours = object["metadata"]["ownerReferences"];
@@ -269,10 +269,19 @@ bool Reconciler::ChildMissing(const api::NcclJob& job) const {
          missing(caches_.roles, contract::RoleName(job.name)) ||
          missing(caches_.role_bindings, contract::RoleName(job.name)) ||
          missing(caches_.services, contract::ServiceName(job.name)) ||
-         missing(caches_.configmaps, contract::EnvConfigMapName(job.name, job.uid)) ||
+         EnvConfigMapNotTheJobs(job) ||
          (job.spec.compute_domain.requested && missing(caches_.compute_domains, contract::ComputeDomainName(job.name))) ||
          (UsesGang(job) && missing(caches_.gang_workloads, contract::GangWorkloadName(job.name))) ||
          (UsesGang(job) && CurrentGangPodGroupMissing(job));
+}
+
+bool Reconciler::EnvConfigMapNotTheJobs(const api::NcclJob& job) const {
+  if (caches_.configmaps == nullptr) return false;
+  const Json desired = desired::EnvConfigMap(job);
+  kube::ObjectPtr cached = caches_.configmaps->Get(job.namespace_, desired["metadata"]["name"].get<std::string>());
+  // Gone, or replaced by one of other data (it is immutable: only a delete and create change it).
+  return !cached || !observed::OwnedBy(*cached, job.uid) || !cached->value("immutable", false) ||
+         cached->value("data", Json()) != desired["data"];
 }
 
 bool Reconciler::CurrentGangPodGroupMissing(const api::NcclJob& job) const {

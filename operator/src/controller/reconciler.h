@@ -44,6 +44,8 @@ class Reconciler {
   // false for a kind with no cache. Asked only after ChildChanged, so a child created and not
   // yet in its cache costs nothing.
   bool ChildMissing(const api::NcclJob& job) const;
+  // The job's env ConfigMap is gone, not the job's, or holds other data than the job's.
+  bool EnvConfigMapNotTheJobs(const api::NcclJob& job) const;
   bool CurrentGangPodGroupMissing(const api::NcclJob& job) const;
   ReconcileResult WriteConfigMap(const JobObservation& seen, const policy::Plan& plan);
   // Writes desired's data over `current` (the cached or fresh ConfigMap), conditional on its

@@ -1,7 +1,10 @@
 #include "desired/env_configmap.h"
 
+#include <cstdio>
+
 #include "contract/env.h"
 #include "contract/names.h"
+#include "desired/stable_hash.h"
 
 namespace ncclop::desired {
 std::string PaddleEndpoint(const api::NcclJob& job, int index) {
@@ -35,18 +38,31 @@ EnvValues JobEnv(const api::NcclJob& job) {
   return env;
 }
 
+namespace {
+
+std::string NameOf(const api::NcclJob& job, const EnvValues& env) {
+  std::string text;
+  for (const auto& [name, value] : env) text += name + "=" + value + "\n";
+  char hash[17];
+  std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(Fnv1a64(text)));
+  return contract::EnvConfigMapName(job.name, std::string(hash, 10));
+}
+
+}  // namespace
+
+std::string EnvConfigMapName(const api::NcclJob& job) { return NameOf(job, JobEnv(job)); }
+
 Json EnvConfigMap(const api::NcclJob& job) {
+  const EnvValues env = JobEnv(job);
   Json data = Json::object();
-  for (const auto& [name, value] : JobEnv(job)) data[name] = value;
+  for (const auto& [name, value] : env) data[name] = value;
   return {{"apiVersion", "v1"},
           {"kind", "ConfigMap"},
-          {"metadata", ObjectMetadata(job, contract::EnvConfigMapName(job.name, job.uid))},
+          {"metadata", ObjectMetadata(job, NameOf(job, env))},
           {"immutable", true},
           {"data", std::move(data)}};
 }
 
-Json EnvFromJob(const api::NcclJob& job) {
-  return {{"configMapRef", {{"name", contract::EnvConfigMapName(job.name, job.uid)}}}};
-}
+Json EnvFromJob(const api::NcclJob& job) { return {{"configMapRef", {{"name", EnvConfigMapName(job)}}}}; }
 
 }  // namespace ncclop::desired

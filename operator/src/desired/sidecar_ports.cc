@@ -1,23 +1,9 @@
 #include "desired/sidecar_ports.h"
 
-#include <cstdint>
-
 #include "contract/names.h"
+#include "desired/stable_hash.h"
 
 namespace ncclop::desired {
-namespace {
-
-// FNV-1a: stable across builds and machines (std::hash is neither).
-std::uint32_t Fnv1a(const std::string& s) {
-  std::uint32_t h = 2166136261u;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return h;
-}
-
-}  // namespace
 
 bool UsesHostNetwork(const api::NcclJob& job) {
   const api::Json& tmpl = job.spec.pod_template;
@@ -29,7 +15,7 @@ bool UsesHostNetwork(const api::NcclJob& job) {
 SidecarPorts ChooseSidecarPorts(const api::NcclJob& job) {
   if (job.spec.sidecar_port) return {*job.spec.sidecar_port, *job.spec.sidecar_port + 1};
   if (!UsesHostNetwork(job)) return {contract::kSidecarApiPort, contract::kSidecarProbePort};
-  const int api = kHostNetworkPortBase + 2 * static_cast<int>(Fnv1a(job.uid) % kHostNetworkPortPairs);
+  const int api = kHostNetworkPortBase + 2 * static_cast<int>(Fnv1a32(job.uid) % kHostNetworkPortPairs);
   return {api, api + 1};
 }
 

@@ -205,7 +205,7 @@ TEST(Pod, TheJobsVariablesComeByEnvFromLastAndWinOverTheUsers) {
   }
   Json pod = Pod(job, 1, 1, {});
   const Json ours = EnvFromJob(job);
-  EXPECT_EQ(ours["configMapRef"]["name"], "demo-nccl-env-uid-1");
+  EXPECT_EQ(ours["configMapRef"]["name"], EnvConfigMapName(job));
   for (const Json& c : pod["spec"]["containers"]) {
     ASSERT_EQ(c["envFrom"].size(), 2u) << c.dump();
     EXPECT_EQ(c["envFrom"][0]["configMapRef"]["name"], "users");
@@ -216,13 +216,31 @@ TEST(Pod, TheJobsVariablesComeByEnvFromLastAndWinOverTheUsers) {
   EXPECT_EQ(pod["spec"]["initContainers"][0]["envFrom"], Json::array({ours}));
 }
 
+// The name ends in a hash of the data, the UID among it: stable for the job (every operator and
+// release that makes the same data finds it), another for another job of the same name or for
+// other data, so a kubelet's copy of one is never taken for another.
+TEST(EnvConfigMap, TheNameFollowsTheDataAndTheUid) {
+  const api::NcclJob job = testing::Job(4, 2);
+  EXPECT_EQ(EnvConfigMapName(job), "demo-nccl-env-fa03014c7e") << "a pinned value: FNV-1a 64 of the data";
+  EXPECT_EQ(EnvConfigMapName(job), EnvConfigMap(job)["metadata"]["name"]);
+  api::NcclJob again = job;
+  again.uid = "uid-2";
+  EXPECT_NE(EnvConfigMapName(again), EnvConfigMapName(job));
+  api::NcclJob bigger = job;
+  bigger.spec.replicas = 8;
+  EXPECT_NE(EnvConfigMapName(bigger), EnvConfigMapName(job));
+  api::NcclJob later = job;
+  later.spec.init_timeout_seconds = 30;  // a pod's own value, not in the ConfigMap
+  EXPECT_EQ(EnvConfigMapName(later), EnvConfigMapName(job));
+}
+
 // Each variable is carried once: the job's in its ConfigMap, the pod's in its env, never both.
 TEST(Pod, TheJobsVariablesAreNotRepeatedInThePod) {
   api::NcclJob job = testing::Job(4, 2);
   job.spec.socket_ifname = "eth0";
   const Json configmap = EnvConfigMap(job);
   EXPECT_EQ(configmap["immutable"], true);
-  EXPECT_EQ(configmap["metadata"]["name"], "demo-nccl-env-uid-1");
+  EXPECT_EQ(configmap["metadata"]["name"], EnvConfigMapName(job));
   EXPECT_EQ(configmap["metadata"]["ownerReferences"][0]["uid"], "uid-1");
   Json pod = Pod(job, 2, 1, {});
   for (const Json& c : pod["spec"]["containers"]) {

@@ -12,7 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "api/nccl_job.h"
 #include "contract/release_version.h"
+#include "desired/env_configmap.h"
 #include "operator_process.h"
 #include "testsupport/controlplane.h"
 
@@ -222,7 +224,10 @@ TEST_F(OperatorTest, CreatesConfigMapServiceRbacAndPodsWithTheContract) {
   EXPECT_TRUE(owned(GetJson("sa demo-nccl -n " + ns_)));
 
   // The job's share of the env contract, once for all its pods.
-  Json job_env = GetJson("cm demo-nccl-env-" + uid + " -n " + ns_);
+  const std::string env_name = Pods(ns_, "demo").at(0)["spec"]["containers"][0]["envFrom"].back()["configMapRef"]["name"];
+  EXPECT_EQ(env_name.rfind("demo-nccl-env-", 0), 0u) << env_name;
+  Json job_env = GetJson("cm " + env_name + " -n " + ns_);
+  EXPECT_EQ(job_env["data"]["NCCLJOB_UID"], uid);
   EXPECT_EQ(job_env["immutable"], true);
   EXPECT_TRUE(owned(job_env));
 
@@ -242,7 +247,7 @@ TEST_F(OperatorTest, CreatesConfigMapServiceRbacAndPodsWithTheContract) {
     // What the trainer sees: the job's ConfigMap by envFrom (its last source), then its env.
     const Json& trainer = spec["containers"][0];
     ASSERT_TRUE(trainer.contains("envFrom")) << trainer.dump();
-    EXPECT_EQ(trainer["envFrom"].back()["configMapRef"]["name"], "demo-nccl-env-" + uid);
+    EXPECT_EQ(trainer["envFrom"].back()["configMapRef"]["name"], env_name);
     std::map<std::string, std::string> env = job_env["data"].get<std::map<std::string, std::string>>();
     for (const Json& v : trainer["env"]) env[v["name"]] = v.value("value", "<ref>");
     EXPECT_EQ(env["NCCLJOB_INDEX"], pod["metadata"]["labels"]["nccl.dev/index"]);
@@ -620,8 +625,11 @@ TEST_F(OperatorTest, AnEnvConfigMapOfTheJobsNameWithOtherDataIsMadeAgain) {
   auto& op = StartOperator();
   op.Pause();
   ASSERT_EQ(Apply(ns_, JobYaml("envcm", 2)).exit_code, 0);
-  const std::string uid = GetJson("nj envcm -n " + ns_)["metadata"]["uid"];
-  const std::string name = "envcm-nccl-env-" + uid;
+  const Json job = GetJson("nj envcm -n " + ns_);
+  const std::string uid = job["metadata"]["uid"];
+  auto parsed = ncclop::api::ParseNcclJob(job);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  const std::string name = ncclop::desired::EnvConfigMapName(*parsed);
   const std::string other = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: " + name +
                             "\ndata:\n  NCCLJOB_UID: someone-else\n  MASTER_ADDR: elsewhere\n";
   auto made = Apply(ns_, other, "other-env.yaml");
@@ -660,8 +668,9 @@ TEST_F(OperatorTest, AChildDeletedByHandWhileTheJobRunsIsMadeAgainOwnedByIt) {
   ASSERT_EQ(Apply(ns_, JobYaml("keep", 2)).exit_code, 0);
   ASSERT_TRUE(WaitForPods("keep", 2, 1));
   const std::string uid = GetJson("nj keep -n " + ns_)["metadata"]["uid"];
+  const std::string env_name = Pods(ns_, "keep").at(0)["spec"]["containers"][0]["envFrom"].back()["configMapRef"]["name"];
   for (const std::string& child : std::vector<std::string>{"svc keep", "role keep-nccl", "rolebinding keep-nccl",
-                                                           "sa keep-nccl", "cm keep-nccl-env-" + uid}) {
+                                                           "sa keep-nccl", "cm " + env_name}) {
     const std::string before = GetJson(child + " -n " + ns_)["metadata"].value("uid", "");
     ASSERT_FALSE(before.empty()) << child;
     auto r = RunKubectl("delete " + child + " -n " + ns_ + " --wait=true --timeout=30s");
