@@ -179,7 +179,7 @@ torch_job() {
   for a in "$@"; do argv="$argv, \"$a\""; done
   job_spec="  initTimeoutSeconds: 120
   failurePolicy: {maxRestarts: 2, backoffSeconds: 1}" \
-  trainer_env="[{name: PYTHONPATH, value: \"$torch_dir\"}, {name: PYTHONUNBUFFERED, value: \"1\"}]" \
+  trainer_env="[{name: PYTHONPATH, value: \"$torch_dir\"}, {name: PYTHONUNBUFFERED, value: \"1\"}, {name: FLOW_CONTRACT_REFS, value: \"\$(MASTER_ADDR):\$(MASTER_PORT) rank \$(RANK) of \$(WORLD_SIZE) job \$(NCCLJOB_NAME)\"}]" \
     nccl_job "$name" "[\"$build/python-venv/bin/python\"$argv]"
 }
 torch_setup() {

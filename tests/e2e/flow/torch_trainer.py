@@ -12,6 +12,7 @@ world*(world+1)/2. Prints one line the test reads:
   --dns: use the operator's MASTER_ADDR (the root pod's DNS name) as it is, no id exchange.
 Its steps go to the sidecar as progress reports (nccl_k8s.report_progress): step 1 the
 all_reduce, then one a second while it lingers; done before it ends.
+With FLOW_CONTRACT_REFS set, first prints "refs <its value>".
 Exit 0 when the sum is right, 1 otherwise.
 """
 
@@ -37,6 +38,10 @@ def main() -> int:
     parser.add_argument("--linger-attempt-1", type=float, default=0)
     parser.add_argument("--dns", action="store_true")
     args = parser.parse_args()
+    # A variable of the template that refers to contract variables ($(MASTER_ADDR), ...), as the
+    # kubelet expanded it: the job's come by envFrom, the pod's by env (docs/contracts.md).
+    if "FLOW_CONTRACT_REFS" in os.environ:
+        print(f"refs {os.environ['FLOW_CONTRACT_REFS']}", flush=True)
     started = process_start_epoch()
     # The package's lines (interface chosen, id received after N ms) go to the trainer's log.
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s")

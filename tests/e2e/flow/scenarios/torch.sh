@@ -8,4 +8,11 @@ scenario() {
   wait_for 300 "torch Succeeded" state_is torch Succeeded
   check "attempt/restarts" "$(nj torch '{.status.attempt}/{.status.restarts}')" 1/0
   check_torch_ranks torch 1
+  # The template's variable refers to the job's (envFrom) and the pod's (env) contract variables.
+  local i
+  for i in 0 1 2 3; do
+    contains "torch-$i: the template's \$(MASTER_ADDR) ... references expanded" \
+      "$(k logs "torch-$i" -c trainer 2>/dev/null | grep '^refs ' | tail -1)" \
+      "refs torch-0.torch.$ns.svc:29500 rank $i of 4 job torch"
+  done
 }
