@@ -148,7 +148,16 @@ ReconcileResult Reconciler::Reconcile(const std::string& key) {
 ReconcileResult Reconciler::Carry(const JobObservation& seen, const policy::Plan& plan) {
   const api::NcclJob& job = seen.job;
   if (plan.ensure_children || plan.attempt_started) {
-    if (auto r = EnsureChildren(job); !r.done()) return r;
+    if (auto r = EnsureChildren(job); !r.done()) {
+      // A quota (count/configmaps, count/services) or a policy refused one: no pod is made until
+      // it passes, so say why where the user looks (the retry is the controller's backoff).
+      if (r.status().IsForbidden()) {
+        events_.Record(job, {"Warning", "ChildCreateForbidden",
+                             "the API server refused an object the job's pods need: " + r.status().message() +
+                                 " (will retry)"});
+      }
+      return r;
+    }
   }
   bool priority_class_missing = false;
   if (plan.ensure_kueue_workload) {

@@ -528,6 +528,37 @@ TEST_F(OperatorTest, AForbiddenPodCreateIsRetriedAndItsEventCounted) {
   EXPECT_TRUE(WaitForPods("psa", 2, 1)) << "the retries go on until the policy allows the pods";
 }
 
+// A quota on ConfigMaps (or Services) refuses an object the job's pods need before any pod is
+// made: the job says so in an event, and goes on once the quota lets it.
+TEST_F(OperatorTest, AChildRefusedByAQuotaIsAWarningAndTheJobGoesOnOnceItPasses) {
+  ASSERT_EQ(Apply(ns_, "apiVersion: v1\nkind: ResourceQuota\nmetadata:\n  name: cms\nspec:\n  hard:\n"
+                       "    count/configmaps: \"100\"\n", "quota.yaml").exit_code, 0);
+  std::string used;
+  ASSERT_TRUE(WaitFor([&] {
+    used = GetJson("resourcequota cms -n " + ns_)["status"].value("used", Json::object()).value("count/configmaps", "");
+    return !used.empty();
+  }, kTimeout)) << "the quota controller never counted the namespace's ConfigMaps";
+  // Full: not one ConfigMap more.
+  auto full = RunKubectl("patch resourcequota cms -n " + ns_ + " --type=merge -p '{\"spec\":{\"hard\":{\"count/configmaps\":\"" +
+                         used + "\"}}}'");
+  ASSERT_EQ(full.exit_code, 0) << full.output;
+  ASSERT_TRUE(WaitFor([&] {
+    return GetJson("resourcequota cms -n " + ns_)["status"].value("hard", Json::object()).value("count/configmaps", "") == used;
+  }, kTimeout));
+  StartOperator();
+  ASSERT_EQ(Apply(ns_, JobYaml("quota", 2)).exit_code, 0);
+  std::string events;
+  EXPECT_TRUE(WaitFor([&] {
+    events = RunKubectl("get events -n " + ns_ + " --field-selector involvedObject.name=quota,reason=ChildCreateForbidden "
+                        "-o jsonpath={.items[*].message}").output;
+    return events.find("exceeded quota") != std::string::npos;
+  }, kTimeout)) << events;
+  EXPECT_EQ(Pods(ns_, "quota").size(), 0u) << "no pod before what it needs exists";
+  auto room = RunKubectl("patch resourcequota cms -n " + ns_ + " --type=merge -p '{\"spec\":{\"hard\":{\"count/configmaps\":\"100\"}}}'");
+  ASSERT_EQ(room.exit_code, 0) << room.output;
+  EXPECT_TRUE(WaitForPods("quota", 2, 1));
+}
+
 TEST_F(OperatorTest, AForbiddenPodCreateFailsTheJobAfterForbiddenRetrySecondsWithTheApiServersMessage) {
   ASSERT_EQ(RunKubectl("label namespace " + ns_ + " pod-security.kubernetes.io/enforce=restricted").exit_code, 0);
   StartOperator();
