@@ -63,6 +63,8 @@ Json EnvConfigMap(const api::NcclJob& job) {
           {"data", std::move(data)}};
 }
 
-Json EnvFromJob(const api::NcclJob& job) { return {{"configMapRef", {{"name", EnvConfigMapName(job)}}}}; }
+Json EnvFromJob(const api::NcclJob& job, const EnvValues& job_env) {
+  return {{"configMapRef", {{"name", NameOf(job, job_env)}}}};
+}
 
 }  // namespace ncclop::desired

@@ -29,7 +29,8 @@ Json EnvConfigMap(const api::NcclJob& job);
 // <job>-<i>.<job>.<namespace>.svc:<port>, pod i's stable DNS name and PaddlePaddle's port.
 std::string PaddleEndpoint(const api::NcclJob& job, int index);
 
-// `{configMapRef: {name: <job>-nccl-env-<hash>}}`, the envFrom entry every container gets last.
-Json EnvFromJob(const api::NcclJob& job);
+// `{configMapRef: {name: <job>-nccl-env-<hash>}}`, the envFrom entry every container gets last;
+// `job_env` is JobEnv(job), which a caller that needs it too computes once.
+Json EnvFromJob(const api::NcclJob& job, const EnvValues& job_env);
 
 }  // namespace ncclop::desired

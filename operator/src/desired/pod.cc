@@ -163,13 +163,6 @@ Json PodEnv(const api::NcclJob& job, int index, int attempt) {
   return env;
 }
 
-Json ContractEnv(const api::NcclJob& job, int index, int attempt) {
-  Json env = Json::array();
-  for (const auto& [name, value] : JobEnv(job)) env.push_back(Var(name, value));
-  for (const Json& v : PodEnv(job, index, attempt)) env.push_back(v);
-  return env;
-}
-
 Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& options, bool in_place) {
   const Json& tmpl = job.spec.pod_template;
   const Json tmpl_md = tmpl.contains("metadata") && tmpl["metadata"].is_object() ? tmpl["metadata"] : Json::object();
@@ -187,10 +180,12 @@ Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& opti
   if (annotations.is_object() && !annotations.empty()) metadata["annotations"] = std::move(annotations);
 
   Json spec = tmpl["spec"];
+  const EnvValues job_env = JobEnv(job);
   const Json env = PodEnv(job, index, attempt);
-  const Json env_from = EnvFromJob(job);
+  const Json env_from = EnvFromJob(job, job_env);
   std::set<std::string> contract_names;
-  for (const Json& v : ContractEnv(job, index, attempt)) contract_names.insert(v["name"].get<std::string>());
+  for (const auto& [var, value] : job_env) contract_names.insert(var);
+  for (const Json& v : env) contract_names.insert(v["name"].get<std::string>());
   for (Json& c : spec["containers"]) {
     InjectEnv(c, env, contract_names, env_from);
     // A failed trainer's last output becomes its termination message, which the Restarting

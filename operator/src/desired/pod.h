@@ -47,11 +47,8 @@ Json SidecarSecurityContext();
 // state volume and --in-place-state, the pod annotation nccl.dev/restarts-before-attempt "0".
 Json Pod(const api::NcclJob& job, int index, int attempt, const PodOptions& options, bool in_place = false);
 
-// The variables of pod `index` of `attempt` that are its own, carried in each container's env.
+// The variables of pod `index` of `attempt` that are its own, carried in each container's env
+// (the job's, JobEnv in env_configmap.h, come by envFrom).
 Json PodEnv(const api::NcclJob& job, int index, int attempt);
-
-// Every variable of the contract a container of that pod sees: JobEnv (env_configmap.h), then
-// PodEnv, as env entries (for tests and the docs).
-Json ContractEnv(const api::NcclJob& job, int index, int attempt);
 
 }  // namespace ncclop::desired

@@ -204,7 +204,7 @@ TEST(Pod, TheJobsVariablesComeByEnvFromLastAndWinOverTheUsers) {
     c["env"].push_back({{"name", "USES"}, {"value", "$(MASTER_ADDR):$(RANK)"}});
   }
   Json pod = Pod(job, 1, 1, {});
-  const Json ours = EnvFromJob(job);
+  const Json ours = EnvFromJob(job, JobEnv(job));
   EXPECT_EQ(ours["configMapRef"]["name"], EnvConfigMapName(job));
   for (const Json& c : pod["spec"]["containers"]) {
     ASSERT_EQ(c["envFrom"].size(), 2u) << c.dump();
